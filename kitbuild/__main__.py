@@ -1,0 +1,3 @@
+from kitbuild.cli import main
+
+main()

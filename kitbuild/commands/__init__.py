@@ -1,0 +1,1 @@
+"""One module per command, each exposing a function named after it."""

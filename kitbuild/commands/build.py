@@ -1,0 +1,222 @@
+"""``kitbuild build``: private bench records in, a publishable data kit out.
+
+The stages, each a module of its own: load the config (``config``), list the files
+(``sources``), copy-rewrite-hash-scan each file in one streaming pass (``pipeline``), withhold the
+digests of changed files until nothing more changes, write ``SHA256SUMS`` and ``index.json``
+(``index``), ``provenance.json`` (``provenance``) and the pages (``pages``), run the leak gate
+over all of it (``leaks``), and only then move the finished kit into place.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from kitbuild import index as kit_index
+from kitbuild.config import DEFAULT_CONFIG, Config, check_out, load_config
+from kitbuild.errors import LeakError
+from kitbuild.index import Entry
+from kitbuild.jsonfile import dump_json
+from kitbuild.leaks import LeakFinding, LeakScanner
+from kitbuild.matchers import Matcher
+from kitbuild.pages import page_context, render_pages
+from kitbuild.pipeline import FileJob, FileResult, Plan, run_files
+from kitbuild.provenance import provenance_json, rule_record
+from kitbuild.rewrite import Event
+from kitbuild.sources import list_files
+
+
+@dataclass
+class BuildReport:
+    """What a build did (or, with ``dry_run``, would do)."""
+
+    config: Config
+    out: Path
+    dry_run: bool
+    files: list[FileResult]
+    rules: list[dict[str, Any]]
+    leaks: list[LeakFinding] = field(default_factory=list)
+
+    @property
+    def record_bytes(self) -> int:
+        return sum(f.size for f in self.files)
+
+    def events(self) -> dict[str, list[Event]]:
+        """kit path -> its firings, for files where a rule fired (dry run only)."""
+        return {f.kit_path: f.events for f in self.files if f.events}
+
+
+def default_jobs() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def _withheld_closure(results: list[FileResult]) -> set[str]:
+    """Original digests of every file that will change, digest withholding included.
+
+    A file changes if a rule rewrote it, or if it prints the original digest of a file that
+    changes (that digest will be withheld): repeat until nothing more changes.
+    """
+    withheld = {r.source_sha256 for r in results if r.changed}
+    grew = True
+    while grew:
+        grew = False
+        for r in results:
+            if r.source_sha256 not in withheld and r.digests & withheld:
+                withheld.add(r.source_sha256)
+                grew = True
+    return withheld
+
+
+def _may_print(result: FileResult, withheld: set[str]) -> bool:
+    return bool(result.digests & withheld) or any(w in run for run in result.long_runs for w in withheld)
+
+
+def build(
+    config_path: str | os.PathLike[str] = DEFAULT_CONFIG,
+    out: str | os.PathLike[str] | None = None,
+    *,
+    dry_run: bool = False,
+    jobs: int | None = None,
+) -> BuildReport:
+    """Build the kit that ``config_path`` describes; see README.md for every guarantee.
+
+    Raises :class:`~kitbuild.errors.ConfigError` (exit 2) for input that cannot be used,
+    :class:`~kitbuild.errors.LeakError` or :class:`~kitbuild.errors.UnsafeRewriteError` (exit 1)
+    when the result may not be published. Nothing is written unless everything passed.
+    """
+    config = load_config(config_path)
+    target = Path(os.path.normpath(Path(out).absolute())) if out is not None else config.out
+    if out is not None:
+        check_out(config, target, "--out")
+    workers = jobs or default_jobs()
+    files = list_files(config)
+
+    digest_rule = next((u.index for u in config.rules if u.rule.primitive == "digest"), None)
+    matchers: list[Matcher | None] = [u.rule.matcher(u.params, config.source_map()) for u in config.rules]
+    private = config.private_strings()
+    allow = [a["text"] for a in config.allow]
+
+    staging = None if dry_run else Path(tempfile.mkdtemp(prefix=f".{target.name}.kitbuild-", dir=_parent(target)))
+    try:
+        def jobs_for(selected: list[int]) -> list[FileJob]:
+            return [
+                FileJob(str(files[i].src), files[i].kit_path, None if staging is None else str(staging / files[i].kit_path))
+                for i in selected
+            ]
+
+        plan = Plan(matchers, private, {}, allow, collect=dry_run)
+        results = run_files(jobs_for(list(range(len(files)))), plan, workers)
+
+        withheld = _withheld_closure(results)
+        if withheld:
+            # Second pass, from the source again, only for files that print a withheld digest.
+            second = list(matchers)
+            if digest_rule is not None:
+                assert matchers[digest_rule] is not None
+                second[digest_rule] = matchers[digest_rule].with_withheld(frozenset(withheld))
+            by_sha = {r.source_sha256: r.kit_path for r in results}
+            described = {w: f"the original sha256 of {by_sha[w]}, which a rule rewrote" for w in withheld}
+            plan2 = Plan(second, private, described, allow, collect=dry_run)
+            again = [i for i, r in enumerate(results) if _may_print(r, withheld)]
+            for i, result in zip(again, run_files(jobs_for(again), plan2, workers)):
+                results[i] = result
+        else:
+            described = {}
+
+        rules = []
+        for use in config.rules:
+            firings = {r.kit_path: r.counts[use.index] for r in results}
+            writes = matchers[use.index].writes() if matchers[use.index] else []
+            rules.append(rule_record(use.index, config, firings, writes))
+        leaks = [leak for r in results for leak in r.leaks]
+        report = BuildReport(config, target, dry_run, results, rules, leaks)
+
+        if dry_run:
+            return report
+
+        assert staging is not None
+        generated = _write_generated(config, staging, results, rules)
+        scanner = LeakScanner(private, described, allow)
+        for name, data in generated.items():
+            report.leaks.extend(scanner.scan(name, data, 1))
+        if report.leaks:
+            raise LeakError(_leak_message(report.leaks))
+        _move_into_place(staging, target)
+        staging = None
+        return report
+    finally:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _parent(target: Path) -> Path:
+    parent = target.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    return parent
+
+
+def _write_generated(config: Config, staging: Path, results: list[FileResult], rules: list[dict[str, Any]]) -> dict[str, bytes]:
+    """Write SHA256SUMS, the travelling template, index.json, provenance.json and the pages."""
+    generated: dict[str, bytes] = {}
+    records = [Entry(r.kit_path, r.size, r.sha256) for r in results]
+    sums = kit_index.sums_text(records)
+    generated[kit_index.SUMS] = sums
+    listed = records + [Entry.from_bytes(kit_index.SUMS, sums)]
+    custom: dict[str, str] = {}
+    pages_from = {"README.md": "built-in", "index.html": "built-in"}
+    if config.readme_template is not None:
+        text = config.readme_template.read_bytes()
+        name = f"{kit_index.TEMPLATES_DIR}/README.md.j2"
+        generated[name] = text
+        listed.append(Entry.from_bytes(name, text))
+        custom["README.md.j2"] = text.decode("utf-8")
+        pages_from["README.md"] = name
+    index_doc = kit_index.index_json(config.kit, listed)
+    generated[kit_index.INDEX] = index_doc
+    counts: dict[str, int] = {}
+    for r in results:
+        top = r.kit_path.split("/", 1)[0]
+        counts[top] = counts.get(top, 0) + 1
+    provenance = provenance_json(config, rules, counts, pages_from)
+    generated[kit_index.PROVENANCE] = dump_json(provenance)
+    generated.update(render_pages(page_context(provenance, orjson.loads(index_doc)), custom))
+    for name, data in generated.items():
+        path = staging / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return generated
+
+
+def _leak_message(leaks: list[LeakFinding]) -> str:
+    shown = sorted(set(leaks), key=lambda f: (f.path, f.line, f.col, f.what))
+    lines = [str(f) for f in shown]
+    return (
+        f"the leak gate stopped the build: {len(shown)} finding{'s' if len(shown) != 1 else ''} of private text "
+        "that no rule rewrote and no allow entry covers; nothing was written.\n"
+        + "\n".join(lines)
+        + "\nAdd a rule (or a map entry) that rewrites it, exclude the file, or, for a path that names no person "
+        "or machine, add an 'allow' entry with its reason."
+    )
+
+
+def _move_into_place(staging: Path, target: Path) -> None:
+    """Replace ``target`` with ``staging`` so a reader never sees half of either."""
+    if target.is_symlink() or target.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
+        os.rmdir(old)
+        os.rename(target, old)
+        try:
+            os.rename(staging, target)
+        except OSError:
+            os.rename(old, target)
+            raise
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.rename(staging, target)
+    os.chmod(target, 0o755)

@@ -1,0 +1,214 @@
+"""The one loader of kit.yaml.
+
+The file is parsed (``kitbuild.yamlfile``), checked against ``schemas/config.schema.json``, and
+then against what a schema cannot know: that sources exist and do not overlap, that ``out`` is
+not inside a source, that each rule exists and its ``with:`` fits that rule's own schema. Every
+problem is a :class:`ConfigError` naming ``kit.yaml:line:col`` and the key path. Messages name
+keys and lines, never the private values themselves, so a CI log of a failed build publishes
+nothing private.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from kitbuild.errors import ConfigError, RuleError
+from kitbuild.rules import Rule, resolve_rule
+from kitbuild.schema import first_schema_error, key_path, load_schema
+from kitbuild.yamlfile import YamlDocument, load_yaml
+
+DEFAULT_CONFIG = "kit.yaml"
+DEFAULT_OUT = "./kit"
+
+
+@dataclass(frozen=True)
+class Source:
+    """A private folder and the kit folder it becomes."""
+
+    index: int
+    path: Path  # absolute, as the config names it (symlinks not resolved)
+    real: Path  # the same, symlinks resolved
+    as_: str
+    about: str | None
+    include: tuple[str, ...]
+    exclude: tuple[str, ...]
+    given: str  # the path exactly as written in kit.yaml
+
+    def absolute_forms(self) -> list[str]:
+        """Every absolute spelling of this folder a record might print."""
+        return sorted({str(self.path), str(self.real)})
+
+
+@dataclass(frozen=True)
+class RuleUse:
+    """One entry of ``rules:``: a rule and its parameters."""
+
+    index: int
+    rule: Rule
+    params: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Config:
+    """A loaded, checked kit.yaml."""
+
+    path: Path
+    label: str
+    data: Mapping[str, Any]
+    kit: str
+    title: str
+    date: str
+    licence: str | None
+    summary: str | None
+    out: Path
+    sources: tuple[Source, ...]
+    rules: tuple[RuleUse, ...]
+    allow: tuple[Mapping[str, str], ...]
+    external_digests: Mapping[str, str]
+    readme_template: Path | None
+    not_here: str | None
+    document: YamlDocument = field(repr=False, compare=False, hash=False)
+
+    @property
+    def base_dir(self) -> Path:
+        return self.path.parent
+
+    def source_map(self) -> dict[str, str]:
+        """Each source's absolute forms -> its kit folder (what record-path-to-kit-path maps)."""
+        return {form: s.as_ for s in self.sources for form in s.absolute_forms()}
+
+    def private_strings(self) -> dict[str, str]:
+        """Private text the config names, each with a description that names no private value."""
+        private: dict[str, str] = {}
+        for s in self.sources:
+            for form in s.absolute_forms():
+                private[form] = f"the private path of sources[{s.index}] ({s.as_})"
+            given = s.given.rstrip("/")
+            if "/" in given.lstrip("./"):
+                # A relative spelling with a folder in it is as telling as the absolute one.
+                private.setdefault(given.lstrip("./"), f"the path of sources[{s.index}] as kit.yaml gives it")
+        for use in self.rules:
+            private.update({k: d + f" (rules[{use.index}])" for k, d in use.rule.matcher(use.params).private_strings().items() if k})
+        # An allow entry may cover generic shapes, never a string the config itself names private.
+        return private
+
+    def public(self) -> dict[str, Any]:
+        """What pages and provenance.json may show of the config: nothing private."""
+        return {
+            "kit": self.kit,
+            "title": self.title,
+            "date": self.date,
+            "licence": self.licence,
+            "summary": self.summary,
+            "sources": [{"as": s.as_, "about": s.about} for s in self.sources],
+            "allow": [dict(a) for a in self.allow],
+            "external_digests": dict(self.external_digests),
+            "not_here": self.not_here,
+        }
+
+
+def _fail(doc: YamlDocument, path: list[str | int], what: str) -> ConfigError:
+    return ConfigError(f"{doc.where(path)}: {key_path(path)}: {what}")
+
+
+def _inside(child: Path, parent: Path) -> bool:
+    return child == parent or parent in child.parents
+
+
+def _check_out_against(sources: list[Source] | tuple[Source, ...], out: Path, where: str) -> None:
+    out_real = out.resolve()
+    for s in sources:
+        if _inside(out_real, s.real):
+            raise ConfigError(f"{where}: the kit would be written inside sources[{s.index}] ({s.as_}); kitbuild never writes inside a source. Choose a folder outside it.")
+        if _inside(s.real, out_real):
+            raise ConfigError(f"{where}: sources[{s.index}] ({s.as_}) lies inside it, and a build replaces that folder. Choose a folder outside it.")
+
+
+def check_out(config: Config, out: Path, where: str) -> None:
+    """Refuse an output folder inside a source, or one that holds a source."""
+    _check_out_against(config.sources, out, where)
+
+
+def load_config(path: str | os.PathLike[str] = DEFAULT_CONFIG) -> Config:
+    """Load and check a kit config; raises :class:`ConfigError` naming file, line and key."""
+    label = str(path)
+    config_path = Path(path).absolute()
+    doc = load_yaml(config_path, label)
+    data = doc.data
+    if data is None:
+        raise ConfigError(f"{label}: the file is empty. A kit config needs at least kit, title, date and sources; see README.md, 'The kit config'.")
+    bad = first_schema_error(data, load_schema("config"))
+    if bad:
+        raise ConfigError(f"{doc.where(bad[0])}: {key_path(bad[0])}: {bad[1]}. See README.md, 'The kit config'.")
+    try:
+        datetime.date.fromisoformat(data["date"])
+    except ValueError:
+        raise _fail(doc, ["date"], "is not a real calendar date (YYYY-MM-DD)") from None
+    base = config_path.parent
+
+    sources = []
+    for i, entry in enumerate(data["sources"]):
+        given = entry["path"]
+        src = Path(given) if Path(given).is_absolute() else base / given
+        src = Path(os.path.normpath(src))
+        if not src.is_dir():
+            raise _fail(doc, ["sources", i, "path"], "no such folder. Relative paths are relative to the folder that holds kit.yaml.")
+        sources.append(
+            Source(i, src, src.resolve(), entry["as"], entry.get("about"), tuple(entry.get("include", ())), tuple(entry.get("exclude", ())), given)
+        )
+    seen: dict[str, int] = {}
+    for s in sources:
+        if s.as_ in seen:
+            raise _fail(doc, ["sources", s.index, "as"], f"sources[{seen[s.as_]}] is published as the same kit folder; give each source its own 'as'")
+        seen[s.as_] = s.index
+    for a in sources:
+        for b in sources:
+            if a.index != b.index and _inside(a.real, b.real):
+                raise _fail(doc, ["sources", a.index, "path"], f"lies inside sources[{b.index}]; a file would be published twice. Use include/exclude on one source instead")
+
+    out = Path(os.path.normpath(base / data.get("out", DEFAULT_OUT)))
+    where = doc.where(["out"]) + ": out" if "out" in data else f"{label}: out (default {DEFAULT_OUT})"
+    _check_out_against(sources, out, where)
+
+    rules = []
+    for i, entry in enumerate(data.get("rules", [])):
+        try:
+            rule = resolve_rule(entry["use"], base)
+        except RuleError as exc:
+            raise ConfigError(f"{doc.where(['rules', i, 'use'])}: rules[{i}].use: {exc.message}") from None
+        params = entry.get("with", {})
+        problem = rule.check_params(params)
+        if problem:
+            where = ["rules", i, "with", *problem[0]]
+            raise _fail(doc, where, f"{problem[1]} (rule {rule.id!r}; see README.md, 'Built-in rules')")
+        rules.append(RuleUse(i, rule, params))
+
+    readme = data.get("readme", {})
+    template = None
+    if "template" in readme:
+        template = base / readme["template"]
+        if not template.is_file():
+            raise _fail(doc, ["readme", "template"], "no such template file (relative to kit.yaml)")
+
+    return Config(
+        path=config_path,
+        label=label,
+        data=data,
+        kit=data["kit"],
+        title=data["title"],
+        date=data["date"],
+        licence=data.get("licence"),
+        summary=data.get("summary"),
+        out=out,
+        sources=tuple(sources),
+        rules=tuple(rules),
+        allow=tuple(data.get("allow", ())),
+        external_digests=dict(data.get("external_digests", {})),
+        readme_template=template,
+        not_here=readme.get("not_here"),
+        document=doc,
+    )

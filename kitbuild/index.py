@@ -1,0 +1,51 @@
+"""index.json and SHA256SUMS: every file of a kit, its size and digest.
+
+index.json lists every file except itself, provenance.json and the rendered pages; SHA256SUMS
+lists the record files (those copied from sources) in GNU coreutils' text format, so that
+``sha256sum -c SHA256SUMS`` in the kit's root checks them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Iterable
+
+from kitbuild.jsonfile import dump_json
+
+INDEX = "index.json"
+PROVENANCE = "provenance.json"
+SUMS = "SHA256SUMS"
+README = "README.md"
+INDEX_PAGE = "index.html"
+TEMPLATES_DIR = "_templates"
+# Files the build generates that index.json does not list (it cannot list itself, and the
+# pages and provenance are rendered from it).
+UNLISTED = (INDEX, PROVENANCE, README, INDEX_PAGE)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One listed file."""
+
+    path: str
+    size: int
+    sha256: str
+
+    @classmethod
+    def from_bytes(cls, path: str, data: bytes) -> "Entry":
+        return cls(path, len(data), hashlib.sha256(data).hexdigest())
+
+    def as_dict(self) -> dict[str, object]:
+        return {"path": self.path, "size": self.size, "sha256": self.sha256}
+
+
+def sums_text(records: Iterable[Entry]) -> bytes:
+    """SHA256SUMS: ``<hex>  <path>`` per record file, sorted by path."""
+    return b"".join(f"{e.sha256}  {e.path}\n".encode("utf-8") for e in sorted(records, key=lambda e: e.path))
+
+
+def index_json(kit: str, entries: Iterable[Entry]) -> bytes:
+    """index.json: the kit's name and its files sorted by path."""
+    files = [e.as_dict() for e in sorted(entries, key=lambda e: e.path)]
+    return dump_json({"kit": kit, "files": files})

@@ -1,0 +1,134 @@
+"""The matcher primitives rules configure.
+
+A rule file names one primitive and gives it options; the user's ``with:`` values fill in the
+rest. The primitives are the only code that decides what a rule matches:
+
+``path_prefix``
+    absolute path prefixes, matched only at a path boundary, longest first, each replaced by a kit
+    path (record-path-to-kit-path).
+``literal_names``
+    whole names, leftmost and longest first, each replaced by a word (box-name-to-role), optionally
+    only inside the values of named fields.
+``digest``
+    sha256 digests (64 hex digits, either case, optional ``sha256:`` prefix) that are in a given
+    set, replaced by a placeholder (digest-withheld).
+``regex``
+    a user's regular expression and its replacement template.
+
+Matchers work on bytes, so a file that is not UTF-8 is rewritten without being decoded.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+# What may follow a path prefix for it to end at a path boundary: a '/', the end, or a character
+# that cannot continue a file name in a record (white space, quotes, separators).
+_PATH_END = rb"(?=[/\s\"'`,;:()\[\]{}<>|\\]|\Z)"
+# What may not come before a path: anything that would make the match the tail of a longer path.
+_PATH_START = rb"(?<![A-Za-z0-9_.~/-])"
+# A host name ends where no further label follows: 'gpu-b17' must not fire inside 'gpu-b170',
+# nor in 'gpu-b17.other.net', but does fire before a full stop that ends a sentence.
+_NAME_START = rb"(?<![A-Za-z0-9_.-])"
+_NAME_END = rb"(?![A-Za-z0-9_-]|\.[A-Za-z0-9])"
+
+DIGEST_RE = re.compile(rb"(?<![0-9A-Fa-f])(?:sha256:)?([0-9A-Fa-f]{64})(?![0-9A-Fa-f])")
+
+PRIMITIVES = ("path_prefix", "literal_names", "digest", "regex")
+
+
+class Matcher:
+    """One configured primitive: what it matches, what it writes, and what it knows is private."""
+
+    def __init__(
+        self,
+        primitive: str,
+        *,
+        pairs: Mapping[str, str] | None = None,
+        fields: list[str] | None = None,
+        placeholder: str | None = None,
+        withheld: frozenset[str] = frozenset(),
+        pattern: str | None = None,
+        replace: str | None = None,
+    ) -> None:
+        if primitive not in PRIMITIVES:
+            raise ValueError(f"unknown matcher primitive {primitive!r}")
+        self.primitive = primitive
+        self.pairs = dict(pairs or {})
+        self.fields = tuple(fields) if fields else None
+        self.placeholder = placeholder
+        self.withheld = withheld
+        self.pattern = pattern
+        self.replace = replace
+        self._compiled: re.Pattern[bytes] | None = None
+        self._table: dict[bytes, bytes] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Compiled patterns are rebuilt in each worker process rather than pickled.
+        state = dict(self.__dict__)
+        state["_compiled"] = None
+        state["_table"] = {}
+        return state
+
+    def with_withheld(self, withheld: frozenset[str]) -> "Matcher":
+        """A copy of a digest matcher that withholds ``withheld`` (lower-case hex)."""
+        return Matcher(self.primitive, placeholder=self.placeholder, withheld=withheld)
+
+    @property
+    def active(self) -> bool:
+        """False when the matcher cannot fire (no pairs, no digests to withhold)."""
+        if self.primitive == "digest":
+            return bool(self.withheld)
+        if self.primitive == "regex":
+            return True
+        return bool(self.pairs)
+
+    def compiled(self) -> re.Pattern[bytes]:
+        if self._compiled is None:
+            self._compiled = self._compile()
+        return self._compiled
+
+    def _compile(self) -> re.Pattern[bytes]:
+        if self.primitive == "digest":
+            return DIGEST_RE
+        if self.primitive == "regex":
+            assert self.pattern is not None
+            return re.compile(self.pattern.encode("utf-8"))
+        self._table = {k.encode("utf-8"): v.encode("utf-8") for k, v in self.pairs.items()}
+        # Longest first: Python's alternation takes the first alternative that matches at the
+        # leftmost position, so this makes the longest prefix or name win.
+        keys = sorted(self._table, key=lambda k: (-len(k), k))
+        alternation = b"|".join(re.escape(k) for k in keys) or b"(?!)"
+        if self.primitive == "path_prefix":
+            return re.compile(_PATH_START + b"(?:" + alternation + b")" + _PATH_END)
+        return re.compile(_NAME_START + b"(?:" + alternation + b")" + _NAME_END)
+
+    def replacement(self, match: re.Match[bytes]) -> bytes | None:
+        """What ``match`` becomes, or None when it stays (a digest not withheld)."""
+        if self.primitive == "digest":
+            if match.group(1).lower().decode("ascii") in self.withheld:
+                assert self.placeholder is not None
+                return self.placeholder.encode("utf-8")
+            return None
+        if self.primitive == "regex":
+            assert self.replace is not None
+            return match.expand(self.replace.encode("utf-8"))
+        self.compiled()
+        return self._table[match.group(0)]
+
+    def private_strings(self) -> dict[str, str]:
+        """The strings this matcher removes, each with a description safe to print in a log."""
+        if self.primitive == "path_prefix":
+            return {k: f"a private path that {v!r} stands for" for k, v in self.pairs.items()}
+        if self.primitive == "literal_names":
+            return {k: f"a name that {v!r} stands for" for k, v in self.pairs.items()}
+        return {}
+
+    def writes(self) -> list[str]:
+        """The public words this matcher writes, for provenance.json and verify."""
+        if self.primitive == "digest":
+            return [self.placeholder or ""]
+        if self.primitive == "regex":
+            return [self.replace or ""]
+        return sorted(set(self.pairs.values()))

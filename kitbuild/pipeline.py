@@ -1,0 +1,190 @@
+"""One streaming pass per file: copy, rewrite, hash and scan, in bounded memory, in parallel.
+
+Text files are read in chunks that end at line ends, so every rule sees whole lines; a line
+longer than a chunk is read on until it ends (memory grows with the longest line, never with the
+file). A file whose first 8 KiB hold a NUL byte is binary: no rule rewrites it (a byte-level
+replacement would corrupt it), but it is hashed and scanned like any other, in fixed blocks that
+overlap so that nothing private hides across a block edge.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import IO, Any, Iterator, Mapping, Sequence
+
+from kitbuild.leaks import LeakFinding, LeakScanner
+from kitbuild.matchers import Matcher
+from kitbuild.rewrite import Event, Rewriter
+
+CHUNK_SIZE = 1 << 20
+_BINARY_SNIFF = 8192
+# Longer than any private string a config names in practice; binary blocks overlap by this much.
+_OVERLAP = 4096
+HEX_RUN = re.compile(rb"[0-9A-Fa-f]{64,}")
+
+
+def line_chunks(stream: IO[bytes], size: int = CHUNK_SIZE, first: bytes = b"") -> Iterator[bytes]:
+    """Chunks of about ``size`` bytes that end at a line end (the last may not)."""
+    parts: list[bytes] = [first] if first else []
+    while True:
+        block = stream.read(size)
+        if not block:
+            if parts:
+                yield b"".join(parts)
+            return
+        cut = block.rfind(b"\n")
+        if cut < 0:
+            # No line end yet: keep the pieces and join once, so a long line costs O(n).
+            parts.append(block)
+            continue
+        parts.append(block[: cut + 1])
+        yield b"".join(parts)
+        rest = block[cut + 1 :]
+        parts = [rest] if rest else []
+
+
+@dataclass
+class Plan:
+    """What every file's pass needs; sent once to each worker process."""
+
+    matchers: list[Matcher | None]
+    private: Mapping[str, str]
+    digests: Mapping[str, str]
+    allow: Sequence[str]
+    collect: bool = False
+    chunk_size: int = CHUNK_SIZE
+    _scanner: LeakScanner | None = field(default=None, repr=False, compare=False)
+
+    def scanner(self) -> LeakScanner:
+        if self._scanner is None:
+            self._scanner = LeakScanner(self.private, self.digests, self.allow)
+        return self._scanner
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_scanner"] = None
+        return state
+
+
+@dataclass(frozen=True)
+class FileJob:
+    """Read ``src``, write ``dst`` (None: write nothing), name findings by ``kit_path``."""
+
+    src: str
+    kit_path: str
+    dst: str | None
+
+
+@dataclass
+class FileResult:
+    """What one pass learned about one file."""
+
+    kit_path: str
+    size: int
+    sha256: str
+    source_size: int
+    source_sha256: str
+    binary: bool
+    counts: list[int]
+    digests: frozenset[str]  # 64-hex tokens printed in the output, lower case
+    long_runs: tuple[str, ...]  # hex runs longer than 64 digits, lower case
+    leaks: list[LeakFinding]
+    events: list[Event]
+
+    @property
+    def changed(self) -> bool:
+        return self.sha256 != self.source_sha256
+
+
+def run_file(job: FileJob, plan: Plan) -> FileResult:
+    """Copy, rewrite, hash and scan one file in a single pass."""
+    scanner = plan.scanner()
+    h_in, h_out = hashlib.sha256(), hashlib.sha256()
+    n_in = n_out = 0
+    digests: set[str] = set()
+    long_runs: set[str] = set()
+    leaks: list[LeakFinding] = []
+    line = 1
+    sink = open(job.dst, "wb") if job.dst else None
+    try:
+        with open(job.src, "rb") as src:
+            head = src.read(_BINARY_SNIFF)
+            binary = b"\0" in head
+            rewriter = None if binary else Rewriter(job.kit_path, plan.matchers, plan.collect)
+            tail = b""
+            chunks = _blocks(src, head, plan.chunk_size) if binary else line_chunks(src, plan.chunk_size, head)
+            for chunk in chunks:
+                h_in.update(chunk)
+                n_in += len(chunk)
+                out = chunk if rewriter is None else rewriter.feed(chunk)
+                h_out.update(out)
+                n_out += len(out)
+                if sink is not None:
+                    sink.write(out)
+                # In binary mode the scan window starts with the tail of the previous block;
+                # findings that lie wholly inside that tail were reported last time.
+                window = tail + out if binary else out
+                window_line = line - tail.count(b"\n")
+                for finding in scanner.scan(job.kit_path, window, window_line):
+                    leaks.append(finding)
+                for m in HEX_RUN.finditer(window):
+                    run = m.group(0).lower().decode("ascii")
+                    (digests.add if len(run) == 64 else long_runs.add)(run)
+                line += out.count(b"\n")
+                if binary:
+                    tail = window[-_OVERLAP:]
+    finally:
+        if sink is not None:
+            sink.close()
+    if binary:
+        leaks = sorted(set(leaks), key=lambda f: (f.line, f.col, f.what))
+    return FileResult(
+        kit_path=job.kit_path,
+        size=n_out,
+        sha256=h_out.hexdigest(),
+        source_size=n_in,
+        source_sha256=h_in.hexdigest(),
+        binary=binary,
+        counts=rewriter.counts if rewriter else [0] * len(plan.matchers),
+        digests=frozenset(digests),
+        long_runs=tuple(sorted(long_runs)),
+        leaks=leaks,
+        events=(rewriter.events or []) if rewriter else [],
+    )
+
+
+def _blocks(stream: IO[bytes], head: bytes, size: int) -> Iterator[bytes]:
+    if head:
+        yield head
+    while block := stream.read(size):
+        yield block
+
+
+_WORKER_PLAN: Plan | None = None
+
+
+def _init_worker(plan: Plan) -> None:
+    global _WORKER_PLAN
+    _WORKER_PLAN = plan
+
+
+def _run_in_worker(job: FileJob) -> FileResult:
+    assert _WORKER_PLAN is not None
+    return run_file(job, _WORKER_PLAN)
+
+
+def run_files(jobs: Sequence[FileJob], plan: Plan, workers: int) -> list[FileResult]:
+    """Run every job, in ``workers`` processes; results come back in job order."""
+    for job in jobs:
+        if job.dst:
+            os.makedirs(os.path.dirname(job.dst), exist_ok=True)
+    if workers <= 1 or len(jobs) < 2:
+        return [run_file(job, plan) for job in jobs]
+    workers = min(workers, len(jobs))
+    chunksize = max(1, len(jobs) // (workers * 16))
+    with ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(plan,)) as pool:
+        return list(pool.map(_run_in_worker, jobs, chunksize=chunksize))

@@ -1,0 +1,63 @@
+"""provenance.json: which rules rewrote what, counted file by file, and what verify needs.
+
+It holds no private value: rules are recorded by their public side only (the words they write,
+the fields they were limited to, the placeholder), never by what they replaced.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from kitbuild.config import Config
+from kitbuild.jsonfile import dump_json
+from kitbuild.version import TOOL_NAME, __version__
+
+
+def rule_record(use_index: int, config: Config, firings: Mapping[str, int], writes: Sequence[str]) -> dict[str, Any]:
+    """One entry of provenance.json's ``rules`` list."""
+    use = config.rules[use_index]
+    rule = use.rule
+    record: dict[str, Any] = {
+        "name": rule.id,
+        "builtin": rule.origin == f"rules/{rule.id}.yaml",
+        "sentence": rule.sentence,
+        "primitive": rule.primitive,
+        "writes": list(writes),
+    }
+    fields = {**rule.options, **use.params}.get("fields")
+    if fields:
+        record["fields"] = list(fields)
+    if rule.primitive == "digest":
+        record["placeholder"] = {**rule.options, **use.params}["placeholder"]
+    record["firings"] = {path: n for path, n in sorted(firings.items()) if n}
+    record["total"] = sum(record["firings"].values())
+    return record
+
+
+def provenance_json(
+    config: Config,
+    rules: Sequence[dict[str, Any]],
+    source_counts: Mapping[str, int],
+    pages: Mapping[str, str],
+) -> dict[str, Any]:
+    """The provenance document (a dict; write it with :func:`dump_json`)."""
+    public = config.public()
+    return {
+        "tool": {"name": TOOL_NAME, "version": __version__},
+        "kit": config.kit,
+        "title": config.title,
+        "date": config.date,
+        "licence": config.licence,
+        "summary": config.summary,
+        "not_here": config.not_here,
+        "sources": [{**s, "files": source_counts.get(s["as"], 0)} for s in public["sources"]],
+        "records": sum(source_counts.values()),
+        "rules": list(rules),
+        "external_digests": dict(sorted(config.external_digests.items())),
+        "allow": public["allow"],
+        "pages": dict(pages),
+    }
+
+
+def provenance_bytes(document: Mapping[str, Any]) -> bytes:
+    return dump_json(document)

@@ -1,0 +1,188 @@
+"""Applying rules to the text of one file, a chunk of whole lines at a time.
+
+A chunk always ends at a line end (or at the end of the file), so no match, field or TSV row is
+ever split. Rules run in config order on each chunk. Each firing is counted; when asked, each is
+also kept as an event (line, column, before, after) for ``build --dry-run``.
+
+Replacements are made safe for the file's format: in JSON a replacement is written as a JSON
+string body (quotes and backslashes escaped); in YAML and TSV, a replacement that would change
+the structure (a tab in a TSV cell, ': ' in a YAML value, ...) cannot be made safe and stops the
+build with ``kit-path:line:col``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+import orjson
+
+from kitbuild.errors import UnsafeRewriteError
+from kitbuild.matchers import Matcher
+
+FORMATS = ("json", "ndjson", "yaml", "tsv", "text")
+_BY_SUFFIX = {".json": "json", ".ndjson": "ndjson", ".jsonl": "ndjson", ".yaml": "yaml", ".yml": "yaml", ".tsv": "tsv"}
+
+_JSON_STRING = rb'"(?:[^"\\\n]|\\.)*"'
+_YAML_UNSAFE = re.compile(rb"[\r\n\t#&*!|>'\"%@`{}\[\],\\]|: |^[-?:]")
+
+
+def format_of(path: str) -> str:
+    """The format a kit path's ending implies."""
+    dot = path.rfind(".")
+    return _BY_SUFFIX.get(path[dot:].lower(), "text") if dot > path.rfind("/") else "text"
+
+
+@dataclass(frozen=True)
+class Event:
+    """One firing, for the researcher's dry run (it may show private text)."""
+
+    rule: int
+    line: int
+    col: int
+    before: str
+    after: str
+
+
+def _position(chunk: bytes, pos: int, first_line: int) -> tuple[int, int]:
+    line = first_line + chunk.count(b"\n", 0, pos)
+    col = pos - (chunk.rfind(b"\n", 0, pos) + 1) + 1
+    return line, col
+
+
+class Rewriter:
+    """Rewrites one file's chunks in order with a list of matchers (None = rule off here)."""
+
+    def __init__(self, kit_path: str, matchers: Sequence[Matcher | None], collect: bool = False) -> None:
+        self.kit_path = kit_path
+        self.format = format_of(kit_path)
+        self.matchers = list(matchers)
+        self.counts = [0] * len(self.matchers)
+        self.events: list[Event] | None = [] if collect else None
+        self.line = 1  # line number of the first byte of the next chunk
+        self._tsv_header: list[bytes] | None = None
+        self._field_res: dict[int, re.Pattern[bytes]] = {}
+
+    # -- one region --------------------------------------------------------------------------
+
+    def _safe(self, replacement: bytes, chunk: bytes, pos: int) -> bytes:
+        fmt = self.format
+        if fmt in ("json", "ndjson"):
+            try:
+                text = replacement.decode("utf-8")
+            except UnicodeDecodeError:
+                return self._unsafe(chunk, pos, "the replacement is not UTF-8, which JSON requires")
+            return orjson.dumps(text)[1:-1]
+        if fmt == "tsv" and re.search(rb"[\t\r\n]", replacement):
+            return self._unsafe(chunk, pos, "the replacement holds a tab or a line break, which would split a TSV cell")
+        if fmt == "yaml" and _YAML_UNSAFE.search(replacement):
+            return self._unsafe(chunk, pos, "the replacement holds a character that YAML would read as syntax")
+        return replacement
+
+    def _unsafe(self, chunk: bytes, pos: int, why: str) -> bytes:
+        line, col = _position(chunk, pos, self.line)
+        raise UnsafeRewriteError(
+            f"{self.kit_path}:{line}:{col}: a rule's replacement cannot be written safely here: {why}. "
+            "Change the rule's replacement so it needs no escaping in this format."
+        )
+
+    def _apply(self, index: int, chunk: bytes, start: int, end: int, out: list[bytes]) -> int:
+        """Append the rewritten ``chunk[start:end]`` to ``out``; returns firings."""
+        matcher = self.matchers[index]
+        assert matcher is not None
+        fired = 0
+        last = start
+        for m in matcher.compiled().finditer(chunk, start, end):
+            replacement = matcher.replacement(m)
+            if replacement is None or replacement == m.group(0):
+                continue
+            safe = self._safe(replacement, chunk, m.start())
+            out.append(chunk[last : m.start()])
+            out.append(safe)
+            last = m.end()
+            fired += 1
+            if self.events is not None:
+                line, col = _position(chunk, m.start(), self.line)
+                self.events.append(
+                    Event(index, line, col, m.group(0).decode("utf-8", "replace"), safe.decode("utf-8", "replace"))
+                )
+        out.append(chunk[last:end])
+        return fired
+
+    # -- field scoping -----------------------------------------------------------------------
+
+    def _field_spans(self, index: int, fields: Sequence[str], chunk: bytes) -> list[tuple[int, int]]:
+        """Byte spans of the values of ``fields`` in ``chunk``, in order."""
+        fmt = self.format
+        if fmt in ("json", "ndjson", "yaml"):
+            regex = self._field_res.get(index)
+            if regex is None:
+                names = b"|".join(re.escape(f.encode("utf-8")) for f in fields)
+                if fmt == "yaml":
+                    regex = re.compile(
+                        rb"(?m)^[ \t]*(?:-[ \t]+)?(?:" + names + rb"|\"(?:" + names + rb")\"|'(?:" + names + rb")')"
+                        rb"[ \t]*:[ \t]*([^\r\n]*)"
+                    )
+                else:
+                    regex = re.compile(
+                        rb'"(?:' + names + rb')"\s*:\s*(' + _JSON_STRING
+                        + rb"|\[\s*(?:" + _JSON_STRING + rb"\s*,?\s*)*\])"
+                    )
+                self._field_res[index] = regex
+            return [m.span(1) for m in regex.finditer(chunk)]
+        if fmt == "tsv":
+            return self._tsv_spans(fields, chunk)
+        return []  # a plain text file has no fields: a field-scoped rule never fires there
+
+    def _tsv_spans(self, fields: Sequence[str], chunk: bytes) -> list[tuple[int, int]]:
+        spans = []
+        pos = 0
+        line_no = self.line
+        wanted = {f.encode("utf-8") for f in fields}
+        while pos < len(chunk):
+            nl = chunk.find(b"\n", pos)
+            line_end = len(chunk) if nl < 0 else nl
+            body_end = line_end - 1 if line_end > pos and chunk[line_end - 1 : line_end] == b"\r" else line_end
+            cells = chunk[pos:body_end].split(b"\t")
+            if line_no == 1:
+                if self._tsv_header is None:
+                    self._tsv_header = cells
+            else:
+                header = self._tsv_header or []
+                cell_start = pos
+                for i, cell in enumerate(cells):
+                    if i < len(header) and header[i] in wanted:
+                        spans.append((cell_start, cell_start + len(cell)))
+                    cell_start += len(cell) + 1
+            line_no += 1
+            pos = line_end + 1
+        return spans
+
+    # -- a chunk -----------------------------------------------------------------------------
+
+    def feed(self, chunk: bytes) -> bytes:
+        """The rewritten ``chunk`` (whole lines); counts and events are updated."""
+        for index, matcher in enumerate(self.matchers):
+            if matcher is None or not matcher.active:
+                continue
+            out: list[bytes] = []
+            if matcher.fields is None:
+                fired = self._apply(index, chunk, 0, len(chunk), out)
+            else:
+                fired = 0
+                last = 0
+                for start, end in self._field_spans(index, matcher.fields, chunk):
+                    out.append(chunk[last:start])
+                    fired += self._apply(index, chunk, start, end, out)
+                    last = end
+                out.append(chunk[last:])
+            if fired:
+                self.counts[index] += fired
+                chunk = b"".join(out)
+        if self.format == "tsv" and self._tsv_header is None and chunk:
+            # The header is read even when no field-scoped rule ran on the first chunk.
+            first = chunk.split(b"\n", 1)[0].rstrip(b"\r")
+            self._tsv_header = first.split(b"\t")
+        self.line += chunk.count(b"\n")
+        return chunk

@@ -1,0 +1,84 @@
+"""JSON Schemas as data files, and one way to turn a schema error into a message.
+
+Every config and output file kitbuild reads or writes has a schema in ``kitbuild/schemas/``. A
+failure is reported like check-jsonschema does: ``file:line:col: key.path: what is wrong``.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Iterable, Iterator, Sequence
+
+import jsonschema
+import orjson
+
+from kitbuild.resources import schema_path
+
+
+@functools.lru_cache(maxsize=None)
+def load_schema(name: str) -> dict[str, Any]:
+    """The parsed schema ``kitbuild/schemas/<name>.schema.json``."""
+    return orjson.loads(schema_path(name).read_bytes())
+
+
+def key_path(path: Iterable[str | int]) -> str:
+    """``['rules', 1, 'with', 'names']`` -> ``rules[1].with.names``; odd keys are quoted."""
+    out = ""
+    for step in path:
+        if isinstance(step, int):
+            out += f"[{step}]"
+        elif step.replace("_", "").replace("-", "").isalnum():
+            out += f".{step}" if out else step
+        else:
+            out += "[" + orjson.dumps(step).decode() + "]"
+    return out or "(top level)"
+
+
+def _describe(error: jsonschema.ValidationError) -> str:
+    # jsonschema's own text echoes the offending value, which may be a private path; name the
+    # rule that failed instead and keep the value out of logs.
+    validator = error.validator
+    if validator == "additionalProperties":
+        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        allowed = ", ".join(sorted(error.schema.get("properties", {})))
+        return f"unknown key {', '.join(repr(e) for e in extra)}; the keys allowed here are: {allowed}"
+    if validator == "required":
+        return error.message.replace("is a required property", "is required here")
+    if validator == "type":
+        return f"must be of type {error.validator_value}"
+    if validator == "pattern":
+        return f"does not have the required form (pattern {error.validator_value})"
+    if validator == "propertyNames":
+        return "has a key of the wrong form: " + _describe(error.context[0]) if error.context else "has a key of the wrong form"
+    if validator == "enum":
+        return "must be one of " + ", ".join(repr(v) for v in error.validator_value)
+    if validator == "not":
+        return "is a name kitbuild reserves for the kit's own files"
+    if validator in ("minItems", "minLength"):
+        return "must not be empty"
+    if validator == "minimum":
+        return f"must be at least {error.validator_value}"
+    return error.message
+
+
+def schema_errors(instance: Any, schema: dict[str, Any]) -> Iterator[tuple[list[str | int], str]]:
+    """Every schema violation as (key path, description), most relevant first."""
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(instance), key=jsonschema.exceptions.relevance)
+    for error in errors:
+        best = jsonschema.exceptions.best_match([error])
+        yield list(best.absolute_path), _describe(best)
+
+
+def first_schema_error(instance: Any, schema: dict[str, Any]) -> tuple[list[str | int], str] | None:
+    """The best-matching violation (as check-jsonschema reports it), or None."""
+    validator = jsonschema.Draft202012Validator(schema)
+    best = jsonschema.exceptions.best_match(validator.iter_errors(instance))
+    if best is None:
+        return None
+    return list(best.absolute_path), _describe(best)
+
+
+def prefixed(prefix: Sequence[str | int], path: Sequence[str | int]) -> list[str | int]:
+    """``prefix + path`` as a list, for errors found inside a nested document."""
+    return [*prefix, *path]

@@ -1,0 +1,127 @@
+"""Listing the files a source contributes to a kit.
+
+Files are listed in sorted order (never in the order a directory happens to list), filtered by
+the source's include and exclude globs. A symlink is followed only while it stays inside its
+source; one that points outside is refused by name, as are devices, FIFOs and sockets, and file
+names a kit could not carry (not UTF-8, or holding a backslash or a line break, which SHA256SUMS
+and index.json could not name plainly).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from kitbuild.config import Config, Source
+from kitbuild.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One file to publish: where it is read from and the kit path it gets."""
+
+    src: Path
+    kit_path: str
+    source: int
+
+
+@functools.lru_cache(maxsize=256)
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A glob over '/'-separated relative paths: '*' and '?' stay in one folder, '**' spans folders."""
+    out = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def _walk(source: Source) -> list[tuple[str, Path]]:
+    """(relative path, file to read) for every regular file under the source, sorted."""
+    found: list[tuple[str, Path]] = []
+    root = source.real
+    visited: set[Path] = set()
+
+    def visit(folder: Path, rel: str) -> None:
+        real = folder.resolve()
+        if real in visited:
+            return
+        visited.add(real)
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError as exc:
+            raise ConfigError(f"sources[{source.index}] ({source.as_}): a folder cannot be read: {rel or '.'} ({exc.strerror}).") from None
+        for name in names:
+            child_rel = f"{rel}/{name}" if rel else name
+            child = folder / name
+            where = f"sources[{source.index}] ({source.as_}): {child_rel}"
+            if "\\" in name or "\n" in name or "\r" in name:
+                raise ConfigError(f"{where}: a file name with a backslash or a line break cannot be listed in SHA256SUMS; rename it or exclude it.")
+            try:
+                name.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ConfigError(f"{where}: the file name is not UTF-8; rename it or exclude it.") from None
+            info = os.lstat(child)
+            if stat.S_ISLNK(info.st_mode):
+                target = child.resolve()
+                if not (target == root or root in target.parents):
+                    raise ConfigError(f"{where}: is a symlink that points outside its source; kitbuild refuses it. Copy the file in, or exclude the link.")
+                if not target.exists():
+                    raise ConfigError(f"{where}: is a broken symlink; remove it or exclude it.")
+                info = os.stat(child)
+            if stat.S_ISDIR(info.st_mode):
+                visit(child, child_rel)
+            elif stat.S_ISREG(info.st_mode):
+                found.append((child_rel, child))
+            else:
+                raise ConfigError(f"{where}: is not a regular file (a device, FIFO or socket); exclude it.")
+
+    visit(source.path, "")
+    found.sort()
+    return found
+
+
+def list_files(config: Config) -> list[SourceFile]:
+    """Every file the kit will hold, sorted by kit path."""
+    files: list[SourceFile] = []
+    for source in config.sources:
+        entries = _walk(source)
+        unused = []
+        for pattern in source.include:
+            regex = glob_regex(pattern)
+            if not any(regex.match(rel) for rel, _ in entries):
+                unused.append(pattern)
+        if unused:
+            doc = config.document
+            index = source.include.index(unused[0])
+            raise ConfigError(
+                f"{doc.where(['sources', source.index, 'include', index])}: sources[{source.index}].include[{index}]: "
+                f"the glob {unused[0]!r} matches no file in that source. Fix the glob or remove it."
+            )
+        includes = [glob_regex(p) for p in source.include]
+        excludes = [glob_regex(p) for p in source.exclude]
+        for rel, path in entries:
+            if includes and not any(r.match(rel) for r in includes):
+                continue
+            if any(r.match(rel) for r in excludes):
+                continue
+            files.append(SourceFile(path, f"{source.as_}/{rel}", source.index))
+    files.sort(key=lambda f: f.kit_path)
+    return files
