@@ -80,6 +80,104 @@ def demo_command(
     raise typer.Exit(result.exit_code)
 
 
+@app.command("init")
+def init_command(
+    sources: list[Path] = typer.Argument(..., help="The bench folders whose records the kit will publish."),
+    config: Path = typer.Option(Path("kit.yaml"), "--config", help="Where to write the starter config."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing config."),
+    date: Optional[str] = typer.Option(None, "--date", help="The kit's date, YYYY-MM-DD (default: today, UTC)."),
+) -> None:
+    """Scan bench folders and write a starter kit.yaml that proposes every rule they need."""
+    from kitbuild.commands.init import init, init_text
+
+    try:
+        report = init(sources, config, force=force, date=date)
+    except KitbuildError as exc:
+        fail(exc)
+    typer.echo(init_text(report, str(config)))
+    raise typer.Exit(0)
+
+
+@app.command("publish")
+def publish_command(
+    kit: Path = typer.Argument(..., help="The kit folder 'kitbuild build' wrote."),
+    format: str = typer.Option("tar.gz", "--format", help="tar.gz or zip."),
+    out: Optional[Path] = typer.Option(None, "--out", help="The archive's path (default: <kit name>.tar.gz beside the kit folder)."),
+) -> None:
+    """Write a reproducible archive of a kit and its .sha256 file."""
+    from kitbuild.commands.publish import publish, publish_text
+
+    try:
+        report = publish(kit, format, out)
+    except KitbuildError as exc:
+        fail(exc)
+    typer.echo(publish_text(report))
+    raise typer.Exit(0)
+
+
+@app.command("schema")
+def schema_command(
+    name: str = typer.Argument(..., help="config, index, provenance, report or rule."),
+) -> None:
+    """Print one of the JSON Schemas kitbuild validates against."""
+    from kitbuild.commands.schema import schema_bytes
+
+    try:
+        data = schema_bytes(name)
+    except KitbuildError as exc:
+        fail(exc)
+    typer.echo(data.decode("utf-8"), nl=False)
+    raise typer.Exit(0)
+
+
+@app.command("rules")
+def rules_command(
+    markdown: bool = typer.Option(False, "--markdown", help="Print the reference as README.md shows it."),
+) -> None:
+    """List the built-in rules: sentence, parameters, example and samples."""
+    from kitbuild.commands.rules import rules_markdown, rules_text
+
+    try:
+        text = rules_markdown() if markdown else rules_text() + "\n"
+    except KitbuildError as exc:
+        fail(exc)
+    typer.echo(text, nl=False)
+    raise typer.Exit(0)
+
+
+@app.command("verify")
+def verify_command(
+    kit: Path = typer.Argument(..., help="The kit folder to check."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document instead of text."),
+) -> None:
+    """Check a kit in reverse, from its own files alone; exit 1 on any finding, 2 if KIT is not a kit."""
+    from kitbuild.commands.verify import verify
+    from kitbuild.verify_report import verify_json, verify_text
+
+    try:
+        report = verify(kit)
+    except KitbuildError as exc:
+        fail(exc)
+    typer.echo(verify_json(report) if as_json else verify_text(report))
+    raise typer.Exit(report.exit_code)
+
+
+@app.command("check")
+def check_command(
+    config: Path = typer.Argument(Path("kit.yaml"), help="The kit config."),
+) -> None:
+    """Rebuild the kit, compare it byte for byte with the one at 'out', scan it for private strings and verify it."""
+    from kitbuild.commands.check import check
+    from kitbuild.verify_report import check_text
+
+    try:
+        report = check(config)
+    except KitbuildError as exc:
+        fail(exc)
+    typer.echo(check_text(report))
+    raise typer.Exit(report.exit_code)
+
+
 def main() -> None:
     """Console entry point."""
     app()
