@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""kitbuild's benchmark: build and verify big kits, against baselines measured in the same run.
+
+    python bench/run.py [--quick] [--work DIR] [--repeat N] [--json PATH]
+
+The machine is shared and noisy, so nothing here is an absolute goal: every goal is a ratio
+against a baseline timed in the same session, interleaved with kitbuild's own runs, each run
+right after a warm-up that reads its inputs into the page cache. The baselines:
+
+- the two-process hash floor: the bytes divided by the SHA-256 throughput hashlib reaches on
+  two processes over data in memory (no I/O, no parsing: nothing can be faster);
+- ``sha256sum -c`` on the kit's SHA256SUMS;
+- ``bagit.py --validate --processes 2`` on a BagIt copy of the kit (``pip install bagit``);
+- ``sed -E -i`` with the rules' path and name replacements, on a copy of the sources;
+- copying the files (``cp -r``), for the build of binary files.
+
+It prints a table of medians, min–max and the goal ratios, and writes them all as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import hashlib
+import json
+import multiprocessing
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import workloads  # noqa: E402
+
+PY = sys.executable
+
+
+def warm(*folders: Path) -> None:
+    """Read every file under ``folders`` so the timed run starts from a warm page cache."""
+    for folder in folders:
+        for dirpath, _, names in os.walk(folder):
+            for name in names:
+                with open(os.path.join(dirpath, name), "rb") as f:
+                    while f.read(1 << 22):
+                        pass
+
+
+def timed(cmd: list[str], cwd: Path | None = None) -> tuple[float, int]:
+    """Wall seconds and peak resident memory (KiB, largest process of the tree) of one command."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    if proc.returncode != 0:
+        raise SystemExit(f"benchmark command failed ({proc.returncode}): {' '.join(cmd)}\n{err[-2000:]}")
+    return elapsed, usage.ru_maxrss
+
+
+def _hash_worker(args: tuple[int, int]) -> float:
+    size, rounds = args
+    data = os.urandom(size)
+    start = time.perf_counter()
+    for _ in range(rounds):
+        hashlib.sha256(data).digest()
+    return size * rounds / (time.perf_counter() - start)
+
+
+def hash_throughput(processes: int) -> float:
+    """Bytes per second of SHA-256 over in-memory data, summed over ``processes`` processes."""
+    with multiprocessing.get_context("fork").Pool(processes) as pool:
+        return sum(pool.map(_hash_worker, [(64 << 20, 8)] * processes))
+
+
+def tree_bytes(folder: Path) -> int:
+    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+
+
+def make_bag(kit: Path, bag: Path) -> None:
+    """A BagIt copy of the kit (hard links: no second copy of the bytes)."""
+    import bagit  # the baseline's own library
+
+    if bag.exists():
+        shutil.rmtree(bag)
+    subprocess.run(["cp", "-al", str(kit), str(bag)], check=True)
+    bagit.make_bag(str(bag), checksums=["sha256"], processes=2)
+
+
+def sed_cmd(workload: Path) -> list[str]:
+    """``sed -E -i`` with the same path and name replacements the kit's rules make."""
+    src = str((workload / "src").resolve())
+    exprs = [
+        f"s#{src}#records#g",
+        f"s#{workloads.MAP_FROM}#earlier-run#g",
+        "s#gpu-b17\\.cluster\\.example\\.net#desktop#g",
+        "s#gpu-b17#desktop#g",
+    ]
+    return ["sed", "-E", "-i", *sum((["-e", e] for e in exprs), [])]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a quarter of the sizes; under two minutes")
+    parser.add_argument("--work", type=Path, default=None, help="where workloads live (reused between runs)")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs per case (median reported)")
+    parser.add_argument("--json", type=Path, default=Path(__file__).resolve().parent / "results.json")
+    args = parser.parse_args()
+
+    sizes = workloads.QUICK if args.quick else workloads.FULL
+    work = args.work or Path(tempfile.gettempdir()) / ("kitbuild-bench-quick" if args.quick else "kitbuild-bench")
+    print(f"workloads in {work} ({'quick' if args.quick else 'full'} sizes)", file=sys.stderr)
+    w = workloads.make_all(work, sizes)
+
+    def kb(*words: str) -> list[str]:
+        return [PY, "-m", "kitbuild", *words]
+
+    # First builds (untimed): they make the kits the verify cases and baselines read.
+    for name in ("A", "B", "B-small", "C", "D"):
+        subprocess.run(kb("build", str(w[name] / "kit.yaml")), check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(kb("build", str(w["B"] / "kit-many-names.yaml")), check=True, stdout=subprocess.DEVNULL)
+    for name in ("A", "B", "C"):
+        make_bag(w[name] / "kit", w[name] / "bag")
+
+    sed_copy = w["B"] / "sed-copy"
+
+    def prepare_sed() -> None:
+        if sed_copy.exists():
+            shutil.rmtree(sed_copy)
+        shutil.copytree(w["B"] / "src", sed_copy)
+
+    def sed_files() -> list[str]:
+        return sorted(str(p) for p in sed_copy.rglob("*.ndjson"))
+
+    cp_target = w["A"] / "cp-copy"
+
+    cases: list[tuple[str, Callable[[], list[str]], list[Path], Path | None, Callable[[], None] | None]] = [
+        ("build A", lambda: kb("build", "kit.yaml", "--out", "kit-timed"), [w["A"] / "src"], w["A"], None),
+        ("build A, 1 job", lambda: kb("build", "kit.yaml", "--out", "kit-timed", "--jobs", "1"), [w["A"] / "src"], w["A"], None),
+        ("verify A", lambda: kb("verify", "kit"), [w["A"] / "kit"], w["A"], None),
+        ("verify A, 1 job", lambda: kb("verify", "kit", "--jobs", "1"), [w["A"] / "kit"], w["A"], None),
+        ("sha256sum -c A", lambda: ["sha256sum", "-c", "--quiet", "SHA256SUMS"], [w["A"] / "kit"], w["A"] / "kit", None),
+        ("bagit A", lambda: [PY, "-m", "bagit", "--validate", "--processes", "2", "bag"], [w["A"] / "bag"], w["A"], None),
+        ("cp A", lambda: ["cp", "-r", "src", str(cp_target)], [w["A"] / "src"], w["A"], lambda: shutil.rmtree(cp_target, ignore_errors=True)),
+        ("build B", lambda: kb("build", "kit.yaml", "--out", "kit-timed"), [w["B"] / "src"], w["B"], None),
+        ("build B, 1,000 names", lambda: kb("build", "kit-many-names.yaml", "--out", "kit-timed"), [w["B"] / "src"], w["B"], None),
+        ("build B 1/4", lambda: kb("build", "kit.yaml", "--out", "kit-timed"), [w["B-small"] / "src"], w["B-small"], None),
+        ("verify B", lambda: kb("verify", "kit"), [w["B"] / "kit"], w["B"], None),
+        ("sha256sum -c B", lambda: ["sha256sum", "-c", "--quiet", "SHA256SUMS"], [w["B"] / "kit"], w["B"] / "kit", None),
+        ("bagit B", lambda: [PY, "-m", "bagit", "--validate", "--processes", "2", "bag"], [w["B"] / "bag"], w["B"], None),
+        ("sed -E -i B", lambda: sed_cmd(w["B"]) + sed_files(), [sed_copy], w["B"], prepare_sed),
+        ("build C", lambda: kb("build", "kit.yaml", "--out", "kit-timed"), [w["C"] / "src"], w["C"], None),
+        ("verify C", lambda: kb("verify", "kit"), [w["C"] / "kit"], w["C"], None),
+        ("sha256sum -c C", lambda: ["sha256sum", "-c", "--quiet", "SHA256SUMS"], [w["C"] / "kit"], w["C"] / "kit", None),
+        ("bagit C", lambda: [PY, "-m", "bagit", "--validate", "--processes", "2", "bag"], [w["C"] / "bag"], w["C"], None),
+        ("build D", lambda: kb("build", "kit.yaml", "--out", "kit-timed"), [w["D"] / "src"], w["D"], None),
+        ("verify D", lambda: kb("verify", "kit"), [w["D"] / "kit"], w["D"], None),
+    ]
+
+    # Warm-up round (untimed), then interleaved timed rounds.
+    times: dict[str, list[float]] = {name: [] for name, *_ in cases}
+    peaks: dict[str, int] = {name: 0 for name, *_ in cases}
+    floors: list[float] = []
+    for round_no in range(args.repeat + 1):
+        floors.append(hash_throughput(2))
+        for name, cmd, inputs, cwd, prepare in cases:
+            if prepare:
+                prepare()
+            warm(*inputs)
+            seconds, peak = timed(cmd(), cwd)
+            if round_no:
+                times[name].append(seconds)
+                peaks[name] = max(peaks[name], peak)
+        print(f"round {round_no} done" + (" (warm-up)" if not round_no else ""), file=sys.stderr)
+    one_core = _hash_worker((64 << 20, 8))
+
+    med = {k: statistics.median(v) for k, v in times.items()}
+    throughput = statistics.median(floors[1:])
+    kit_bytes = {name: tree_bytes(w[name] / "kit") for name in ("A", "B", "C", "D")}
+    src_bytes = {name: tree_bytes(w[name] / "src") for name in ("A", "B", "B-small")}
+    floor = {name: kit_bytes[name] / throughput for name in kit_bytes}
+
+    goals = [
+        ("verify A / hash floor", med["verify A"] / floor["A"], 1.3),
+        ("verify A / bagit A", med["verify A"] / med["bagit A"], 1.0),
+        ("verify B / hash floor", med["verify B"] / floor["B"], 1.5),
+        ("verify B / bagit B", med["verify B"] / med["bagit B"], 1.0),
+        ("verify C / bagit C", med["verify C"] / med["bagit C"], 0.2),
+        ("verify C / sha256sum -c C", med["verify C"] / med["sha256sum -c C"], 1.0),
+        ("build B / sed -E -i B", med["build B"] / med["sed -E -i B"], 1.0),
+        ("build A / (cp A + hash floor)", med["build A"] / (med["cp A"] + floor["A"]), 1.5),
+        ("build A, 1 job / build A (speed-up, at least)", med["build A, 1 job"] / med["build A"], 1.7),
+        ("verify A, 1 job / verify A (speed-up, at least)", med["verify A, 1 job"] / med["verify A"], 1.7),
+        (
+            "build B per GiB / build B 1/4 per GiB",
+            (med["build B"] / src_bytes["B"]) / (med["build B 1/4"] / src_bytes["B-small"]),
+            1.2,
+        ),
+        ("build B, 1,000 names / build B", med["build B, 1,000 names"] / med["build B"], 1.5),
+    ]
+    memory = {name: peaks[name] / 1024 for name in ("build C", "verify C", "build D", "verify D")}
+
+    lines = [
+        f"| case | median s | min–max s |",
+        "|---|---:|---:|",
+        *[f"| {name} | {med[name]:.2f} | {min(times[name]):.2f}–{max(times[name]):.2f} |" for name, *_ in cases],
+        "",
+        f"Hash floor (hashlib, 2 processes): {throughput / 1e9:.2f} GB/s; one process {one_core / 1e9:.2f} GB/s.",
+        "",
+        "| goal | ratio | target | met |",
+        "|---|---:|---:|:---:|",
+    ]
+    for name, ratio, target in goals:
+        at_least = "at least" in name
+        met = ratio >= target if at_least else ratio <= target
+        lines.append(f"| {name} | {ratio:.2f} | {'≥' if at_least else '≤'} {target} | {'yes' if met else 'no'} |")
+    lines += ["", "| peak resident memory | MiB | target |", "|---|---:|---:|"]
+    lines += [f"| {name} | {mib:.0f} | ≤ 200 |" for name, mib in memory.items()]
+    table = "\n".join(lines)
+    print(table)
+
+    result = {
+        "date": datetime.date.today().isoformat(),
+        "mode": "quick" if args.quick else "full",
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+        "repeat": args.repeat,
+        "bytes": {"kit": kit_bytes, "src": src_bytes},
+        "hash_floor_bytes_per_s": throughput,
+        "hash_one_process_bytes_per_s": one_core,
+        "cases": {name: {"median_s": med[name], "min_s": min(times[name]), "max_s": max(times[name]), "runs_s": times[name], "peak_rss_mib": peaks[name] / 1024} for name, *_ in cases},
+        "goals": [{"goal": n, "ratio": r, "target": t} for n, r, t in goals],
+        "table": table,
+    }
+    args.json.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"\nwritten: {args.json}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,198 @@
+"""The benchmark's workloads, generated deterministically from fixed seeds.
+
+A  binary files (256 MiB each at full size): hashing and copying, no rewriting.
+B  NDJSON record files (1 GiB in 2,000 files at full size), dense with private paths, machine
+   names in `route` fields and digests of other files, so every rule fires and digests are
+   withheld.
+C  100,000 small JSON files of about 2 KiB: per-file overhead.
+D  one NDJSON file (2 GiB at full size) that needs rewriting: memory must stay flat.
+
+Each workload is a folder with `src/` (the private bench) and one or more kit configs. A
+workload that already exists with the same parameters is reused (`.done` records them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+MiB = 1 << 20
+GiB = 1 << 30
+
+# The names a bench prints, and a long list of names that do not occur, to show that the cost of
+# the box-name rule does not grow with the number of names.
+BOX_NAMES = {"gpu-b17.cluster.example.net": "desktop", "gpu-b17": "desktop"}
+MANY_NAMES = {**BOX_NAMES, **{f"node-{i:04d}.cluster.example.net": f"node{i % 7}" for i in range(998)}}
+MAP_FROM = "/scratch/u7/runs/lme-2026-10"
+PLACEHOLDER = "withheld-2026-09-29"
+
+
+@dataclass(frozen=True)
+class Sizes:
+    a_files: int
+    a_file_bytes: int
+    b_files: int
+    b_bytes: int
+    b_small_bytes: int
+    c_files: int
+    c_file_bytes: int
+    d_bytes: int
+
+
+FULL = Sizes(8, 256 * MiB, 2000, GiB, 256 * MiB, 100_000, 2048, 2 * GiB)
+QUICK = Sizes(8, 64 * MiB, 500, 256 * MiB, 64 * MiB, 25_000, 2048, 512 * MiB)
+
+
+def _kit_yaml(name: str, names: dict[str, str], rules: bool = True) -> str:
+    lines = [
+        f"kit: bench-{name.lower()}",
+        f'title: "Benchmark workload {name}"',
+        "date: 2026-11-30",
+        "out: ./kit",
+        "sources:",
+        "  - path: src",
+        "    as: records",
+    ]
+    if rules:
+        lines += [
+            "rules:",
+            "  - use: record-path-to-kit-path",
+            "    with:",
+            f"      map: {{{MAP_FROM}: earlier-run}}",
+            "  - use: box-name-to-role",
+            "    with:",
+            "      names:",
+            *[f"        {k}: {v}" for k, v in names.items()],
+            "      fields: [route]",
+            "  - use: digest-withheld",
+            "    with:",
+            f"      placeholder: {PLACEHOLDER}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _fresh(folder: Path, params: dict[str, object]) -> bool:
+    """True when ``folder`` already holds this workload; otherwise empties it."""
+    stamp = folder / ".done"
+    if stamp.exists() and json.loads(stamp.read_text()) == params:
+        return True
+    if folder.exists():
+        shutil.rmtree(folder)
+    (folder / "src").mkdir(parents=True)
+    return False
+
+
+def _done(folder: Path, params: dict[str, object]) -> None:
+    (folder / ".done").write_text(json.dumps(params))
+
+
+def make_a(root: Path, sizes: Sizes) -> Path:
+    folder = root / "A"
+    params = {"files": sizes.a_files, "bytes": sizes.a_file_bytes}
+    if not _fresh(folder, params):
+        rng = random.Random(20261130)
+        for i in range(sizes.a_files):
+            with open(folder / "src" / f"vectors-{i:02d}.bin", "wb") as out:
+                for _ in range(sizes.a_file_bytes // MiB):
+                    out.write(rng.randbytes(MiB))
+        (folder / "kit.yaml").write_text(_kit_yaml("A", {}, rules=False))
+        _done(folder, params)
+    return folder
+
+
+def _record_line(rng: random.Random, src: str, i: int, j: int, earlier: list[tuple[str, str]]) -> str:
+    ref_path, ref_digest = earlier[rng.randrange(len(earlier))] if earlier else (f"{src}/run-0000/none.ndjson", "0" * 64)
+    sessions = [f"s{rng.getrandbits(40):010x}.md" for _ in range(10)]
+    row = {
+        "qid": f"q{i:04d}{j:06d}",
+        "path": f"{src}/run-{i % 97:04d}/rows-{i:04d}.ndjson",
+        "input": f"{MAP_FROM}/a0/run/rows-{j % 500:03d}.ndjson",
+        "route": "gpu-b17.cluster.example.net" if j % 3 else "gpu-b17",
+        "reads": {"path": ref_path, "sha256": ref_digest},
+        "search": sessions,
+        "score": {"any@5": rng.getrandbits(1), "all@5": rng.getrandbits(1)},
+    }
+    return json.dumps(row, separators=(",", ":")) + "\n"
+
+
+def make_b(root: Path, name: str, files: int, total: int) -> Path:
+    """NDJSON files printing their own absolute paths, another machine's paths, box names and
+    the digests of earlier files (all of which get rewritten, so those digests are withheld)."""
+    folder = root / name
+    params = {"files": files, "bytes": total}
+    if not _fresh(folder, params):
+        src = folder / "src"
+        src_abs = str(src.resolve())
+        rng = random.Random(7 + files)
+        per_file = total // files
+        earlier: list[tuple[str, str]] = []
+        for i in range(files):
+            rel = f"run-{i % 97:04d}/rows-{i:04d}.ndjson"
+            path = src / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            parts = []
+            size = j = 0
+            while size < per_file:
+                line = _record_line(rng, src_abs, i, j, earlier[-50:])
+                parts.append(line)
+                size += len(line)
+                j += 1
+            data = "".join(parts).encode()
+            path.write_bytes(data)
+            earlier.append((f"{src_abs}/{rel}", hashlib.sha256(data).hexdigest()))
+        (folder / "kit.yaml").write_text(_kit_yaml(name, BOX_NAMES))
+        (folder / "kit-many-names.yaml").write_text(_kit_yaml(name, MANY_NAMES).replace("out: ./kit", "out: ./kit-many"))
+        _done(folder, params)
+    return folder
+
+
+def make_c(root: Path, sizes: Sizes) -> Path:
+    folder = root / "C"
+    params = {"files": sizes.c_files, "bytes": sizes.c_file_bytes}
+    if not _fresh(folder, params):
+        src = folder / "src"
+        rng = random.Random(3)
+        for i in range(sizes.c_files):
+            sub = src / f"q{i // 1000:03d}"
+            if i % 1000 == 0:
+                sub.mkdir()
+            body = {"qid": f"q{i:06d}", "gold": [f"s{rng.getrandbits(40):010x}.md"], "note": ""}
+            text = json.dumps(body, indent=1)
+            body["note"] = "x" * max(0, sizes.c_file_bytes - len(text) - 1)
+            (sub / f"q{i:06d}.json").write_text(json.dumps(body, indent=1) + "\n")
+        (folder / "kit.yaml").write_text(_kit_yaml("C", BOX_NAMES))
+        _done(folder, params)
+    return folder
+
+
+def make_d(root: Path, sizes: Sizes) -> Path:
+    folder = root / "D"
+    params = {"bytes": sizes.d_bytes}
+    if not _fresh(folder, params):
+        src = folder / "src"
+        src_abs = str(src.resolve())
+        rng = random.Random(11)
+        block = "".join(_record_line(rng, src_abs, 0, j, []) for j in range(20_000)).encode()
+        with open(src / "rows.ndjson", "wb") as out:
+            written = 0
+            while written < sizes.d_bytes:
+                out.write(block)
+                written += len(block)
+        (folder / "kit.yaml").write_text(_kit_yaml("D", BOX_NAMES))
+        _done(folder, params)
+    return folder
+
+
+def make_all(root: Path, sizes: Sizes) -> dict[str, Path]:
+    root.mkdir(parents=True, exist_ok=True)
+    return {
+        "A": make_a(root, sizes),
+        "B": make_b(root, "B", sizes.b_files, sizes.b_bytes),
+        "B-small": make_b(root, "B-small", max(1, sizes.b_files // 4), sizes.b_small_bytes),
+        "C": make_c(root, sizes),
+        "D": make_d(root, sizes),
+    }
