@@ -1,0 +1,213 @@
+"""Evaluating a ``figures:`` block: check it, order it, compute each figure, run its checks.
+
+The order is the declaration order, except that a figure always comes after the figures it
+references, so a McNemar figure can be declared before the two figures it pairs. Checks never
+raise: they are recorded on each figure, so the build can stop on them (:func:`require_checks`)
+and verify can report every one as a finding (:func:`failed_checks`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from fractions import Fraction
+from typing import Any, Callable, Mapping, Sequence
+
+from kitbuild.figures.context import DEFAULT_KEY, Context
+from kitbuild.figures.errors import FigureCheckError, FigureError, FigureSpecError
+from kitbuild.figures.files import KitFiles, KitReader
+from kitbuild.figures.recount import Recount
+from kitbuild.figures.registry import recount as find_recount
+from kitbuild.figures.value import FIRST_ROWS, Check, Difference, FigureValue
+from kitbuild.schema import first_schema_error, key_path, load_schema
+
+# Keys every figure may have, checked by the block schema; a recount's schema sees the rest.
+COMMON_KEYS = ("recount", "about", "format", "equals")
+# Names a page could not write inside {{ }}: jinja2 would read them as syntax.
+RESERVED_NAMES = frozenset({"and", "or", "not", "in", "is", "if", "else", "true", "false", "none", "for", "loop", "self"})
+# Integers compare exactly; a value a file prints as a decimal is a float, compared to this
+# relative tolerance so that an exact p-value equals a stored one written by another program.
+RELATIVE_TOLERANCE = 1e-9
+
+NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+Where = Callable[[Sequence[str | int]], str]
+
+
+def locate(where: Where | None, path: Sequence[str | int]) -> str:
+    """``kit.yaml:LINE:COL: figures.x.k`` for a key path (just ``kit.yaml: ...`` without ``where``)."""
+    place = where(list(path)) if where else "kit.yaml"
+    return f"{place}: {key_path(path)}"
+
+
+def validate_figures(spec: Any, where: Where | None = None, prefix: Sequence[str | int] = ("figures",)) -> dict[str, Recount]:
+    """Check a ``figures:`` block; return each figure's recount. Raises :class:`FigureSpecError`.
+
+    ``where`` turns a key path (``['figures', 'x', 'k']``) into ``kit.yaml:LINE:COL``; ``prefix``
+    is the block's own key path in its document.
+    """
+    if isinstance(spec, dict):
+        for name in spec:
+            # The schema's own message would not say which key; a figure's name is worth naming.
+            if not isinstance(name, str) or not NAME.fullmatch(name):
+                raise FigureSpecError(
+                    f"{locate(where, [*prefix, name])}: {name!r} cannot name a figure: use lower-case letters, digits and '_', starting with a letter"
+                )
+    error = first_schema_error(spec, load_schema("figures"))
+    if error:
+        path, why = error
+        raise FigureSpecError(f"{locate(where, [*prefix, *path])}: {why}")
+    recounts: dict[str, Recount] = {}
+    for name, figure in spec.items():
+        if name in RESERVED_NAMES:
+            raise FigureSpecError(f"{locate(where, [*prefix, name])}: {name!r} cannot name a figure: pages read it as template syntax. Choose another name.")
+        try:
+            recount = find_recount(figure["recount"])
+        except FigureSpecError as exc:
+            raise FigureSpecError(f"{locate(where, [*prefix, name, 'recount'])}: {exc.message}") from None
+        own = {key: value for key, value in figure.items() if key not in COMMON_KEYS}
+        error = first_schema_error(own, dict(recount.schema))
+        if error:
+            path, why = error
+            raise FigureSpecError(f"{locate(where, [*prefix, name, *path])}: {why}")
+        refs = [(key, ref) for key, ref in _references(recount, figure)]
+        for key, ref in refs:
+            if ref not in spec:
+                known = ", ".join(sorted(spec))
+                raise FigureSpecError(f"{locate(where, [*prefix, name, key])}: no figure is called {ref!r}; the figures are: {known}")
+        recounts[name] = recount
+    _order(spec, recounts, where, prefix)
+    return recounts
+
+
+def _references(recount: Recount, figure: Mapping[str, Any]) -> list[tuple[str, str]]:
+    # The key each reference sits under, for error messages; a recount lists names only, so
+    # find which of its keys holds each.
+    out = []
+    for ref in recount.references(figure):
+        key = next((k for k, v in figure.items() if v == ref or (isinstance(v, list) and ref in v)), "recount")
+        out.append((key, ref))
+    if "equals" in figure:
+        out.append(("equals", figure["equals"]))
+    return out
+
+
+def _order(spec: Mapping[str, Any], recounts: Mapping[str, Recount], where: Where | None, prefix: Sequence[str | int]) -> list[str]:
+    order: list[str] = []
+    state: dict[str, str] = {}
+
+    def visit(name: str, trail: list[str]) -> None:
+        if state.get(name) == "done":
+            return
+        if state.get(name) == "open":
+            circle = trail[trail.index(name):] + [name]
+            raise FigureSpecError(f"{locate(where, [*prefix, circle[0]])}: the figures {' -> '.join(circle)} refer to each other in a circle")
+        state[name] = "open"
+        for _, ref in _references(recounts[name], spec[name]):
+            if ref != spec[name].get("equals"):
+                visit(ref, [*trail, name])
+        state[name] = "done"
+        order.append(name)
+
+    for name in spec:
+        visit(name, [])
+    return order
+
+
+def evaluate(
+    spec: Mapping[str, Any],
+    kit: KitFiles,
+    *,
+    where: Where | None = None,
+    errors: list[FigureError] | None = None,
+) -> dict[str, FigureValue]:
+    """Every figure of ``spec`` computed from ``kit``, in declaration order.
+
+    A figure that cannot be computed raises :class:`FigureError` naming it; with ``errors`` given
+    (verify's way), the error is appended there instead, the figures that need it are skipped
+    with their own error, and the rest are still computed.
+    """
+    recounts = validate_figures(spec, where)
+    reader = KitReader(kit)
+    computed: dict[str, FigureValue] = {}
+    for name in _order(spec, recounts, where, ("figures",)):
+        figure, recount = spec[name], recounts[name]
+        try:
+            missing = [ref for _, ref in _references(recount, figure) if ref != figure.get("equals") and ref not in computed]
+            if missing:
+                raise FigureError(name, f"it is computed from {missing[0]!r}, which cannot be computed")
+            value = recount.compute(figure, Context(name, figure, reader, computed))
+            value = _finish(name, figure, recount, value, Context(name, figure, reader, computed))
+        except FigureError as exc:
+            if errors is None:
+                raise
+            errors.append(exc)
+            continue
+        computed[name] = value
+    for name, value in list(computed.items()):
+        other = spec[name].get("equals")
+        if other is not None and other in computed:
+            computed[name] = dataclasses.replace(value, checks=(*value.checks, _equals(name, value, other, computed[other])))
+    return {name: computed[name] for name in spec if name in computed}
+
+
+def _finish(name: str, figure: Mapping[str, Any], recount: Recount, value: FigureValue, ctx: Context) -> FigureValue:
+    rows = figure.get(recount.rows_from) if recount.rows_from else None
+    key = figure.get("key", DEFAULT_KEY) if rows else None
+    value = dataclasses.replace(
+        value,
+        name=name,
+        recount=recount.name,
+        format=figure.get("format", value.format),
+        rows=rows,
+        key=key,
+    )
+    if "agrees_with" in figure:
+        value = dataclasses.replace(value, checks=(*value.checks, _agrees(name, figure["agrees_with"], value, ctx)))
+    return value
+
+
+def _agrees(name: str, pointer: str, value: FigureValue, ctx: Context) -> Check:
+    if value.outcomes is None or value.rows is None or value.key is None:
+        ctx.fail("agrees_with needs a recount that counts rows")
+    rows, keyed = ctx.keyed(value.rows, value.key)
+    by_key = {entry.key: entry.row for entry in keyed}
+    differences = []
+    for key, outcome in value.outcomes.items():
+        stored: Any = ctx.flag(rows, by_key[key], pointer) if isinstance(outcome, bool) else ctx.field(rows, by_key[key], pointer)
+        if stored != outcome or isinstance(stored, bool) != isinstance(outcome, bool):
+            differences.append(Difference(key, outcome, stored))
+    return Check(name, "agrees_with", pointer, not differences, len(differences), tuple(differences[:FIRST_ROWS]))
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Whether two figure values are equal, as ``equals`` means it."""
+    numbers = (int, float, Fraction)
+    if isinstance(a, bool) or isinstance(b, bool) or not isinstance(a, numbers) or not isinstance(b, numbers):
+        return type(a) is type(b) and a == b
+    if all(isinstance(v, int) or (isinstance(v, Fraction) and v.denominator == 1) for v in (a, b)):
+        return a == b
+    fa, fb = float(a), float(b)
+    return abs(fa - fb) <= RELATIVE_TOLERANCE * max(1.0, abs(fa), abs(fb))
+
+
+def _equals(name: str, value: FigureValue, other_name: str, other: FigureValue) -> Check:
+    # 'of' is compared only when both say it: a stored count often comes without its denominator.
+    holds = same_value(value.value, other.value) and (value.of is None or other.of is None or value.of == other.of)
+    return Check(name, "equals", other_name, holds, expected=_shown(other), found=_shown(value))
+
+
+def _shown(value: FigureValue) -> str:
+    return value.text() + (f" of {value.of_text()}" if value.of is not None else "")
+
+
+def failed_checks(values: Mapping[str, FigureValue]) -> list[Check]:
+    """Every check that does not hold, figure by figure in declaration order."""
+    return [check for value in values.values() for check in value.checks if not check.holds]
+
+
+def require_checks(values: Mapping[str, FigureValue]) -> None:
+    """Raise :class:`FigureCheckError` listing every check that does not hold (the build's way)."""
+    failed = failed_checks(values)
+    if failed:
+        raise FigureCheckError([check.message() for check in failed])

@@ -1,0 +1,120 @@
+"""``readme.figures_table``: the page's 'Where each figure on the page comes from', and its checks.
+
+Each row says what the page says (rendered with the figures), the kit files behind it and the
+fields read from them. Verify checks that the files are in the kit and that each field is in at
+least one of the row's files: a key in the JSON document or in some NDJSON row, a TSV column.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from kitbuild.errors import KitbuildError
+from kitbuild.figures.errors import FigureSpecError
+from kitbuild.figures.evaluate import Where, locate
+from kitbuild.figures.files import KitFiles, KitReader, Unreadable, row_format
+from kitbuild.figures.render import FigureView, render_text
+from kitbuild.schema import first_schema_error, load_schema
+
+
+def validate_figures_table(table: Any, where: Where | None = None, prefix: Sequence[str | int] = ("readme", "figures_table")) -> None:
+    """Check ``readme.figures_table`` against its schema; raises :class:`FigureSpecError`."""
+    schema = load_schema("figures")
+    error = first_schema_error(table, {"$defs": schema["$defs"], "$ref": "#/$defs/figures_table"})
+    if error:
+        path, why = error
+        raise FigureSpecError(f"{locate(where, [*prefix, *path])}: {why}")
+
+
+def render_figures_table(table: Sequence[Mapping[str, Any]], figures: Mapping[str, FigureView]) -> list[dict[str, Any]]:
+    """The table's rows with each ``page`` text rendered: ``[{page, files, fields}]``, for templates."""
+    return [
+        {
+            "page": render_text(row["page"], figures, f"readme.figures_table[{number}].page"),
+            "files": list(row["files"]),
+            "fields": list(row.get("fields", [])),
+        }
+        for number, row in enumerate(table)
+    ]
+
+
+@dataclass(frozen=True)
+class TableProblem:
+    """A figures_table row naming a file the kit lacks (``kind='file'``) or a field no file has (``'field'``)."""
+
+    row: int
+    kind: str
+    name: str
+    detail: str
+
+    def message(self) -> str:
+        return f"readme.figures_table[{self.row}]: {self.detail}"
+
+
+def _steps(field: str) -> list[str]:
+    """A field as steps: a JSON pointer's, or a dotted path's, with '[]' after a key for 'each item'."""
+    if field.startswith("/"):
+        return [s.replace("~1", "/").replace("~0", "~") for s in field[1:].split("/")]
+    steps = []
+    for part in field.split("."):
+        if part.endswith("[]"):
+            steps += [part[:-2], "[]"]
+        else:
+            steps.append(part)
+    return steps
+
+
+def _has(document: Any, steps: Sequence[str]) -> bool:
+    if not steps:
+        return True
+    head, rest = steps[0], steps[1:]
+    if head == "[]":
+        return isinstance(document, list) and any(_has(item, rest) for item in document)
+    if isinstance(document, dict) and head in document:
+        return _has(document[head], rest)
+    if isinstance(document, list) and head.isdigit() and int(head) < len(document):
+        return _has(document[int(head)], rest)
+    return False
+
+
+def _file_has(reader: KitReader, path: str, field: str) -> bool:
+    fmt = row_format(path)
+    if fmt == "json":
+        return _has(reader.json(path), _steps(field))
+    rows = reader.rows(path)
+    if rows.format == "tsv":
+        return field.lstrip("/") in (rows.columns or ())
+    steps = _steps(field)
+    return any(_has(row.data, steps) for row in rows.rows)
+
+
+def table_problems(table: Sequence[Mapping[str, Any]], kit: KitFiles) -> list[TableProblem]:
+    """Every file a row names that the kit lacks, and every field none of its files has."""
+    reader = KitReader(kit)
+    problems = []
+    for number, row in enumerate(table):
+        readable = []
+        for path in row["files"]:
+            try:
+                with kit.open(path):
+                    pass
+            except (OSError, KitbuildError):
+                problems.append(TableProblem(number, "file", path, f"names {path}, which is not in the kit"))
+                continue
+            readable.append(path)
+        for field in row.get("fields", []):
+            found = False
+            for path in readable:
+                try:
+                    if _file_has(reader, path, field):
+                        found = True
+                        break
+                except Unreadable:
+                    # A file kitbuild cannot parse (a log, a binary) can be named; fields are looked for elsewhere.
+                    continue
+            if not found and readable:
+                files = ", ".join(readable)
+                problems.append(TableProblem(number, "field", field, f"names the field {field!r}, which none of its files has ({files})"))
+    return problems
+
