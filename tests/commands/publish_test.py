@@ -128,3 +128,32 @@ def test_links_and_an_archive_inside_the_kit_are_refused(kit: Path) -> None:
         publish(kit)
     with pytest.raises(KitbuildError, match="'rar' is not an archive format"):
         publish(kit, "rar")
+
+
+def _recipe() -> list[str]:
+    """The sh blocks of docs/signing.md's tested recipe, in order."""
+    text = (Path(__file__).resolve().parents[2] / "docs/signing.md").read_text(encoding="utf-8")
+    recipe = text.split("<!-- signing-recipe:start -->", 1)[1].split("<!-- signing-recipe:end -->", 1)[0]
+    return [block.split("\n", 1)[1].rsplit("```", 1)[0] for block in recipe.split("```sh")[1:]]
+
+
+def test_the_signing_recipe_in_the_docs_works(kit: Path) -> None:
+    if shutil.which("ssh-keygen") is None or shutil.which("sha256sum") is None:
+        pytest.skip("ssh-keygen or sha256sum is not installed")
+    make_key, sign, check = _recipe()
+    # The recipe asks for a passphrase; the test gives an empty one so nothing waits on a terminal.
+    make_key = make_key.replace("ssh-keygen -t ed25519", "ssh-keygen -q -N '' -t ed25519")
+
+    def run(script: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["bash", "-euc", script], cwd=kit.parent, capture_output=True, text=True)
+
+    for step in (make_key, sign):
+        done = run(step)
+        assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in kit.iterdir()) == ["README.md", "SHA256SUMS", "index.html", "index.json", "provenance.json", "run-1"]
+    done = run(check)
+    assert done.returncode == 0, done.stderr
+    assert 'Good "file" signature for ada@example.org' in done.stderr + done.stdout
+    with open(kit / "SHA256SUMS", "ab") as sums:
+        sums.write(b"\n")
+    assert run(check).returncode != 0
