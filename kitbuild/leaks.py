@@ -55,7 +55,11 @@ class LeakScanner:
                 self._what.setdefault(text.encode("utf-8"), what)
         alternatives = [re.escape(k) for k in sorted(self._what, key=lambda k: (-len(k), k))]
         self._digests = {d.lower(): what for d, what in (digests or {}).items()}
-        patterns = [b"(?:" + b"|".join(alternatives) + b")"] if alternatives else []
+        # Private strings get a pattern of their own: in one alternation with the shapes, a shape
+        # that starts earlier (file://...) would swallow a private path inside it, and the finding
+        # would read as a generic shape, which an allow entry may pass.
+        self._private_re = re.compile(b"|".join(alternatives)) if alternatives else None
+        patterns = []
         self._shape_whats = []
         for what, shape in shapes:
             patterns.append(b"(?:" + shape + b")")
@@ -96,6 +100,9 @@ class LeakScanner:
     def scan(self, path: str, chunk: bytes, first_line: int) -> list[LeakFinding]:
         """Findings in ``chunk``, whose first byte is at the start of line ``first_line``."""
         hits: list[tuple[int, int, str, bool]] = []
+        if self._private_re is not None:
+            for m in self._private_re.finditer(chunk):
+                hits.append((m.start(), m.end(), self._what[m.group(0)], False))
         if self._literal is not None:
             for m in self._literal.finditer(chunk):
                 hits.append((m.start(), m.end(), *self._classify(m.group(0))))

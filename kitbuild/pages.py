@@ -21,6 +21,7 @@ from kitbuild.resources import templates_dir
 # folder's table stops and points to index.json, which lists them all.
 FILES_LISTED_PER_FOLDER = 200
 PAGE_TEMPLATES = {"README.md": "README.md.j2", "index.html": "index.html.j2"}
+PUBLIC_CONFIG_KEYS = ("kit", "title", "date", "licence", "summary", "sources", "allow", "external_digests", "not_here")
 
 
 class TemplateError(KitbuildError):
@@ -35,7 +36,9 @@ def _environment(custom: Mapping[str, str]) -> SandboxedEnvironment:
         loader=loader,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
-        autoescape=jinja2.select_autoescape(enabled_extensions=("html",), default_for_string=False),
+        # The templates end in .j2: autoescape must look at the name before it, or index.html is
+        # rendered unescaped and a title or file name with "<" or "&" breaks the page.
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html", "html.j2"), default_for_string=False),
         trim_blocks=True,
         lstrip_blocks=True,
     )
@@ -70,6 +73,9 @@ def page_context(provenance: Mapping[str, Any], index: Mapping[str, Any]) -> dic
         "external_digests": provenance.get("external_digests", {}),
         "records": provenance.get("records", 0),
         "files": files,
+        # Issue 2: a user's template gets the config, the index and the provenance. The config
+        # is its public side as provenance.json records it, so verify can render it again.
+        "config": {key: provenance.get(key) for key in PUBLIC_CONFIG_KEYS},
         "provenance": provenance,
         "index": index,
     }

@@ -57,19 +57,25 @@ def _walk(source: Source) -> list[tuple[str, Path]]:
     """(relative path, file to read) for every regular file under the source, sorted."""
     found: list[tuple[str, Path]] = []
     root = source.real
-    visited: set[Path] = set()
+    excludes = [glob_regex(p) for p in source.exclude]
+    # Folders on the path being walked: a link back to one of them is a cycle. A folder reached
+    # twice by different names (a link beside the folder it names) is listed under both.
+    walking: set[Path] = set()
 
     def visit(folder: Path, rel: str) -> None:
         real = folder.resolve()
-        if real in visited:
+        if real in walking:
             return
-        visited.add(real)
+        walking.add(real)
         try:
             names = sorted(os.listdir(folder))
         except OSError as exc:
             raise ConfigError(f"sources[{source.index}] ({source.as_}): a folder cannot be read: {rel or '.'} ({exc.strerror}).") from None
         for name in names:
             child_rel = f"{rel}/{name}" if rel else name
+            if any(r.match(child_rel) for r in excludes):
+                # Skipped before it is looked at: the errors below tell the user to exclude it.
+                continue
             child = folder / name
             where = f"sources[{source.index}] ({source.as_}): {child_rel}"
             if "\\" in name or "\n" in name or "\r" in name:
@@ -92,6 +98,7 @@ def _walk(source: Source) -> list[tuple[str, Path]]:
                 found.append((child_rel, child))
             else:
                 raise ConfigError(f"{where}: is not a regular file (a device, FIFO or socket); exclude it.")
+        walking.discard(real)
 
     visit(source.path, "")
     found.sort()

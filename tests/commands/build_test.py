@@ -1,0 +1,493 @@
+"""``kitbuild build`` end to end: every numbered point of issue 2 on a small bench."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+import yaml
+
+from kitbuild import build
+from kitbuild.errors import LeakError, UnsafeRewriteError
+
+from conftest import (
+    SAMPLE_AS,
+    SAMPLE_MAP_KEY,
+    SAMPLE_NAMES,
+    SAMPLE_PLACEHOLDER,
+    make_files,
+    read_tree,
+    sample_tree,
+    sha256,
+    write_kit,
+    write_sample_bench,
+)
+
+L = SAMPLE_AS
+CHANGED = {f"{L}/full-s1/run/run.json", f"{L}/full-s1/lock.json", f"{L}/score/reading.json", f"{L}/score/family.json"}
+GENERATED = {"SHA256SUMS", "index.json", "provenance.json", "README.md", "index.html"}
+
+
+@pytest.fixture
+def sample(bench):
+    """The sample bench, built once into bench/kit; returns (bench, its source folder)."""
+    write_sample_bench(bench)
+    return bench, bench / "runs" / "ls-2026-11-07"
+
+
+def source_files(source):
+    """Kit path -> source bytes for every file the sample kit takes (logs are excluded)."""
+    return {f"{L}/{k}": v for k, v in read_tree(source).items() if not k.startswith("full-s1/logs/")}
+
+
+# -- points 1-3: what the rules wrote -------------------------------------------------------------
+
+
+def test_rewritten_files_read_exactly_as_expected(sample):
+    bench, source = sample
+    build("kit.yaml")
+    kit = bench / "kit"
+    rows_digest = sha256(sample_tree(source)["full-s1"]["run"]["rows.ndjson"])
+    assert (kit / L / "full-s1/run/run.json").read_bytes() == (
+        b'{"out": "learned-sparse-2026-11-07/full-s1/run", "rows": "learned-sparse-2026-11-07/full-s1/run/rows.ndjson",\n'
+        b' "baseline": "longmemeval-2026-10/a0/run/rows.ndjson"}\n'
+    )
+    assert (kit / L / "full-s1/lock.json").read_bytes() == (
+        b'{"route": "desktop", "note": "the only box",\n "run_sha256": "withheld-2026-09-29"}\n'
+    )
+    assert (kit / L / "score/reading.json").read_bytes() == (
+        b'{"run": "withheld-2026-09-29", "rows": "%s",\n "lock": "withheld-2026-09-29"}\n' % rows_digest.encode()
+    )
+    # Changed only because digests in reading.json were withheld: its own digest is withheld in turn.
+    assert (kit / L / "score/family.json").read_bytes() == b'{"reading": "withheld-2026-09-29"}\n'
+
+
+def test_a_digest_of_an_unchanged_file_stays_and_checks_against_the_kit_copy(sample):
+    bench, _ = sample
+    build("kit.yaml")
+    reading = json.loads((bench / "kit" / L / "score/reading.json").read_bytes())
+    assert reading["rows"] == sha256((bench / "kit" / L / "full-s1/run/rows.ndjson").read_bytes())
+
+
+def test_untouched_files_are_byte_identical_to_their_sources(sample):
+    bench, source = sample
+    build("kit.yaml")
+    kit = read_tree(bench / "kit")
+    originals = source_files(source)
+    assert set(kit) == set(originals) | GENERATED
+    for path, data in originals.items():
+        if path not in CHANGED:
+            assert kit[path] == data, path
+        else:
+            assert kit[path] != data, path
+
+
+def test_provenance_counts_every_firing_and_omits_files_where_a_rule_did_not_fire(sample):
+    bench, source = sample
+    report = build("kit.yaml")
+    provenance = json.loads((bench / "kit/provenance.json").read_bytes())
+    rules = provenance["rules"]
+    assert [r["name"] for r in rules] == ["record-path-to-kit-path", "box-name-to-role", "digest-withheld"]
+    assert [(r["firings"], r["total"]) for r in rules] == [
+        ({f"{L}/full-s1/run/run.json": 3}, 3),
+        ({f"{L}/full-s1/lock.json": 1}, 1),
+        ({f"{L}/full-s1/lock.json": 1, f"{L}/score/family.json": 1, f"{L}/score/reading.json": 2}, 4),
+    ]
+    assert rules == report.rules
+    # The counts are the replacements actually made: each firing wrote its rule's word once.
+    kit = read_tree(bench / "kit")
+    assert sum(kit[p].count(SAMPLE_PLACEHOLDER.encode()) for p in CHANGED) == 4
+    assert kit[f"{L}/full-s1/lock.json"].count(b"desktop") == 1
+    assert rules[0]["writes"] == ["learned-sparse-2026-11-07", "longmemeval-2026-10"]
+    assert rules[1]["fields"] == ["route"] and rules[2]["placeholder"] == SAMPLE_PLACEHOLDER
+    for r in rules:
+        assert r["sentence"] and r["builtin"] is True
+
+
+def test_provenance_records_tool_kit_and_what_verify_needs(sample):
+    bench, _ = sample
+    build("kit.yaml")
+    provenance = json.loads((bench / "kit/provenance.json").read_bytes())
+    assert provenance["tool"] == {"name": "kitbuild", "version": __import__("kitbuild").__version__}
+    assert (provenance["kit"], provenance["date"], provenance["licence"]) == ("tiny-kit", "2026-11-09", "CC-BY-4.0")
+    assert provenance["sources"] == [{"as": L, "about": "the second registered run", "files": 9}]
+    assert provenance["records"] == 9
+    assert provenance["external_digests"] == {
+        "d6f21ea9d60a0d56f34a05b609c79c88a451d2ae03597821ea3d5a9678c3a442": "the public dataset"}
+    assert provenance["allow"] == []
+    assert provenance["pages"] == {"README.md": "built-in", "index.html": "built-in"}
+
+
+def test_nothing_private_in_any_output_byte(sample, tmp_path):
+    bench, source = sample
+    build("kit.yaml")
+    tree = sample_tree(source)
+    changed_originals = [
+        sha256(tree["full-s1"]["run"]["run.json"]),
+        sha256(tree["full-s1"]["lock.json"]),
+        sha256(tree["score"]["reading.json"]),
+        sha256(tree["score"]["family.json"]),
+    ]
+    private = [
+        str(source), str(source.resolve()), "runs/ls-2026-11-07", "ls-2026-11-07/", SAMPLE_MAP_KEY, *SAMPLE_NAMES,
+        *changed_originals, *(d.upper() for d in changed_originals),
+        str(tmp_path), str(bench), "/home/", ".kitbuild-",
+    ]
+    for path, data in read_tree(bench / "kit").items():
+        for text in private:
+            assert text.encode() not in data, f"{text!r} in {path}"
+
+
+# -- point 5: formats ------------------------------------------------------------------------------
+
+
+def test_json_files_parse_to_the_same_structure_apart_from_rewritten_strings(sample):
+    bench, source = sample
+    build("kit.yaml")
+    before = json.loads((source / "full-s1/run/run.json").read_bytes())
+    after = json.loads((bench / "kit" / L / "full-s1/run/run.json").read_bytes())
+    assert list(after) == list(before)
+    assert {k: v.replace(str(source), L).replace(SAMPLE_MAP_KEY, "longmemeval-2026-10") for k, v in before.items()} == after
+
+
+def test_unsafe_replacement_stops_the_build_with_kit_path_line_col(bench, cli):
+    make_files(bench, {
+        "src": {"cfg.yaml": "a: 1\nhost: box-7\n"},
+        "host-to-label.yaml": USER_REGEX_RULE,
+    })
+    write_kit(bench, sources=[{"path": "src", "as": "run"}], rules=[{"use": "./host-to-label.yaml"}])
+    result = cli("build")
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "kitbuild: run/cfg.yaml:2:7: a rule's replacement cannot be written safely here: the replacement holds a "
+        "character that YAML would read as syntax. Change the rule's replacement so it needs no escaping in this format.\n"
+    )
+    assert not (bench / "kit").exists()
+    assert sorted(os.listdir(bench)) == ["host-to-label.yaml", "kit.yaml", "src"]
+
+
+def test_a_replacement_needing_json_escaping_is_escaped_in_a_build(bench):
+    make_files(bench, {"src": {"a.json": '{"host": "box-7"}\n'}, "host-to-label.yaml": USER_REGEX_RULE})
+    write_kit(bench, sources=[{"path": "src", "as": "run"}], rules=[{"use": "./host-to-label.yaml"}])
+    build("kit.yaml")
+    data = (bench / "kit/run/a.json").read_bytes()
+    assert data == b'{"host": "role: \\"lab\\" \\\\ 7"}\n'
+    assert json.loads(data) == {"host": 'role: "lab" \\ 7'}
+
+
+USER_REGEX_RULE = r"""id: host-to-label
+sentence: Host names now read as a label.
+docs: {what: Replaces box-N., why: Tests escaping., example: "- use: ./host-to-label.yaml"}
+matcher:
+  primitive: regex
+  options: {pattern: 'box-([0-9]+)', replace: 'role: "lab" \\ \1'}
+params: {type: object, additionalProperties: false}
+samples:
+  firing:
+    - input: "box-7"
+      output: 'role: "lab" \ 7'
+  not_firing:
+    - input: "sandbox"
+"""
+
+
+# -- point 6: index.json and SHA256SUMS -----------------------------------------------------------
+
+
+def test_index_json_and_sha256sums(sample):
+    bench, _ = sample
+    build("kit.yaml")
+    kit = read_tree(bench / "kit")
+    index = json.loads(kit["index.json"])
+    assert index["kit"] == "tiny-kit"
+    listed = [f["path"] for f in index["files"]]
+    assert listed == sorted(set(kit) - {"index.json", "provenance.json", "README.md", "index.html"})
+    for f in index["files"]:
+        assert (f["size"], f["sha256"]) == (len(kit[f["path"]]), sha256(kit[f["path"]]))
+    records = sorted(p for p in kit if p.startswith(L + "/"))
+    assert kit["SHA256SUMS"] == "".join(f"{sha256(kit[p])}  {p}\n" for p in records).encode()
+
+
+def test_sha256sum_check_passes_in_the_kit_root(sample):
+    bench, _ = sample
+    build("kit.yaml")
+    if shutil.which("sha256sum") is None:
+        pytest.skip("sha256sum is not installed")
+    done = subprocess.run(["sha256sum", "-c", "--strict", "SHA256SUMS"], cwd=bench / "kit", capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count(": OK\n") == 9
+
+
+def test_a_custom_readme_template_travels_and_is_listed(bench):
+    make_files(bench, {"src": {"a.txt": "x\n"}, "page.j2": "# {{ title }}\n{{ provenance.kit }} {{ index.files|length }} {{ folders[0].as }}\n"})
+    write_kit(bench, sources=[{"path": "src", "as": "run"}], readme={"template": "page.j2"})
+    build("kit.yaml")
+    kit = read_tree(bench / "kit")
+    assert kit["_templates/README.md.j2"] == (bench / "page.j2").read_bytes()
+    assert kit["README.md"] == b"# A tiny kit\ntiny-kit 3 run\n"
+    assert [f["path"] for f in json.loads(kit["index.json"])["files"]] == ["SHA256SUMS", "_templates/README.md.j2", "run/a.txt"]
+    assert json.loads(kit["provenance.json"])["pages"]["README.md"] == "_templates/README.md.j2"
+    assert kit["SHA256SUMS"] == f"{sha256(b'x' + bytes([10]))}  run/a.txt\n".encode()
+
+
+def test_no_rules_is_a_valid_kit_of_exact_copies(bench):
+    make_files(bench, {"src": {"a.txt": "a\r\nb", "b.bin": b"\x00\xff"}})
+    write_kit(bench, sources=[{"path": "src", "as": "run"}])
+    report = build("kit.yaml")
+    assert report.rules == []
+    kit = read_tree(bench / "kit")
+    assert (kit["run/a.txt"], kit["run/b.bin"]) == (b"a\r\nb", b"\x00\xff")
+
+
+# -- point 9: deterministic -------------------------------------------------------------------------
+
+
+def test_two_builds_into_different_folders_are_byte_identical(sample, tmp_path):
+    bench, _ = sample
+    build("kit.yaml", tmp_path / "one")
+    build("kit.yaml", tmp_path / "elsewhere" / "two", jobs=1)
+    one, two = read_tree(tmp_path / "one"), read_tree(tmp_path / "elsewhere" / "two")
+    assert one.keys() == two.keys() and len(one) == 14
+    for path in one:
+        assert one[path] == two[path], path
+
+
+def test_same_kit_whatever_the_bench_folder_file_order_and_mtimes(tmp_path, monkeypatch):
+    # The same bench written twice, in opposite orders, at different paths and times.
+    first, second = tmp_path / "a", tmp_path / "somewhere-else" / "b"
+    write_sample_bench(first)
+    source = second / "runs" / "ls-2026-11-07"
+    tree = sample_tree(source)
+    flat = sorted(_flatten(tree).items(), reverse=True)
+    for i, (rel, data) in enumerate(flat):
+        path = source / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        os.utime(path, (1_000_000 + i, 1_000_000 + i))
+    shutil.copy(first / "kit.yaml", second / "kit.yaml")
+    build(first / "kit.yaml")
+    build(second / "kit.yaml")
+    assert read_tree(first / "kit") == read_tree(second / "kit")
+
+
+def _flatten(tree, prefix=""):
+    out = {}
+    for name, content in tree.items():
+        if isinstance(content, dict):
+            out.update(_flatten(content, f"{prefix}{name}/"))
+        else:
+            out[prefix + name] = content
+    return out
+
+
+def test_serial_and_parallel_builds_are_identical(sample, tmp_path, cli):
+    bench, _ = sample
+    assert cli("build", "--jobs", "1", "--out", tmp_path / "serial").exit_code == 0
+    assert cli("build", "--jobs", "2", "--out", tmp_path / "parallel").exit_code == 0
+    assert read_tree(tmp_path / "serial") == read_tree(tmp_path / "parallel")
+
+
+# -- point 10: atomic and safe ------------------------------------------------------------------------
+
+
+def test_a_failed_build_leaves_the_earlier_kit_untouched_and_no_staging_folder(sample):
+    bench, source = sample
+    build("kit.yaml")
+    before = read_tree(bench / "kit")
+    (source / "score/new.txt").write_text("written on /home/ada\n")
+    with pytest.raises(LeakError):
+        build("kit.yaml")
+    assert read_tree(bench / "kit") == before
+    assert sorted(os.listdir(bench)) == ["kit", "kit.yaml", "runs"]
+
+
+def test_a_failed_unsafe_rewrite_leaves_the_earlier_kit_untouched(bench):
+    make_files(bench, {"src": {"cfg.yaml": "a: 1\n"}, "host-to-label.yaml": USER_REGEX_RULE})
+    write_kit(bench, sources=[{"path": "src", "as": "run"}], rules=[{"use": "./host-to-label.yaml"}])
+    build("kit.yaml")
+    before = read_tree(bench / "kit")
+    (bench / "src/cfg.yaml").write_text("a: box-1\n")
+    with pytest.raises(UnsafeRewriteError):
+        build("kit.yaml")
+    assert read_tree(bench / "kit") == before
+    assert sorted(os.listdir(bench)) == ["host-to-label.yaml", "kit", "kit.yaml", "src"]
+
+
+def test_a_rebuild_replaces_the_kit_whole(sample):
+    bench, source = sample
+    build("kit.yaml")
+    (source / "notes/empty.txt").unlink()
+    build("kit.yaml")
+    assert f"{L}/notes/empty.txt" not in read_tree(bench / "kit")
+    assert sorted(os.listdir(bench)) == ["kit", "kit.yaml", "runs"]
+
+
+def test_the_build_never_writes_inside_a_source(sample):
+    bench, source = sample
+    before = {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in source.rglob("*") if p.is_file()}
+    build("kit.yaml")
+    after = {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in source.rglob("*") if p.is_file()}
+    assert before == after
+
+
+def test_out_inside_a_source_is_refused(sample, cli):
+    bench, source = sample
+    result = cli("build", "--out", source / "full-s1" / "kit")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"kitbuild: --out: the kit would be written inside sources[0] ({L}); kitbuild never writes inside a source. "
+        "Choose a folder outside it.\n"
+    )
+    assert not (source / "full-s1" / "kit").exists()
+
+
+def test_source_inside_out_is_refused(sample, cli):
+    bench, source = sample
+    result = cli("build", "--out", bench / "runs")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"kitbuild: --out: sources[0] ({L}) lies inside it, and a build replaces that folder. Choose a folder outside it.\n"
+    )
+    assert sorted(os.listdir(bench / "runs")) == ["ls-2026-11-07"]
+
+
+def test_symlink_pointing_outside_a_source_is_refused_naming_it(sample, cli):
+    bench, source = sample
+    (bench / "private.txt").write_text("secret\n")
+    os.symlink(bench / "private.txt", source / "score" / "borrowed.txt")
+    result = cli("build")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"kitbuild: sources[0] ({L}): score/borrowed.txt: is a symlink that points outside its source; kitbuild "
+        "refuses it. Copy the file in, or exclude the link.\n"
+    )
+    assert not (bench / "kit").exists()
+
+
+# -- bad input through the CLI: one paragraph on stderr, exit 2, nothing written -------------------
+
+BAD_INPUT = {
+    "no kit.yaml": (None, "kit.yaml: no such file. Give the path of a kit config, or run 'kitbuild init' to write one."),
+    "yaml syntax": (
+        "kit: k\ntitle: T\ndate: 2026-11-09\nsources:\n  - {path: src, as: run\n",
+        "kit.yaml:6:1: the YAML does not parse: expected ',' or '}', but got '<stream end>'. Fix the syntax at that place.",
+    ),
+    "schema error": (
+        "kit: k\ntitle: T\ndate: 2026-11-09\nsources:\n  - {path: src, as: run}\nrules:\n  - use: record-path-to-kit-path\n"
+        "  - use: box-name-to-role\n    with:\n      names: gpu-b17\n",
+        "kit.yaml:10:14: rules[1].with.names: must be of type object (rule 'box-name-to-role'; see README.md, 'Built-in rules')",
+    ),
+    "unknown rule": (
+        "kit: k\ntitle: T\ndate: 2026-11-09\nsources:\n  - {path: src, as: run}\nrules:\n  - use: person-name-to-role\n",
+        "kit.yaml:7:10: rules[0].use: no such rule: 'person-name-to-role'. The built-in rules are: record-path-to-kit-path, "
+        "box-name-to-role, digest-withheld; a rule file is named by its path.",
+    ),
+    "missing source": (
+        "kit: k\ntitle: T\ndate: 2026-11-09\nsources:\n  - {path: bench/gone, as: run}\n",
+        "kit.yaml:5:12: sources[0].path: no such folder. Relative paths are relative to the folder that holds kit.yaml.",
+    ),
+    "same as twice": (
+        "kit: k\ntitle: T\ndate: 2026-11-09\nsources:\n  - {path: src, as: run}\n  - {path: src2, as: run}\n",
+        "kit.yaml:6:22: sources[1].as: sources[0] is published as the same kit folder; give each source its own 'as'",
+    ),
+    "include matches nothing": (
+        "kit: k\ntitle: T\ndate: 2026-11-09\nsources:\n  - path: src\n    as: run\n    include: ['*.txt', 'full-s2/**']\n",
+        "kit.yaml:7:24: sources[0].include[1]: the glob 'full-s2/**' matches no file in that source. Fix the glob or remove it.",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUT))
+def test_bad_input_one_paragraph_exit_2_nothing_written(bench, cli, case):
+    text, message = BAD_INPUT[case]
+    make_files(bench, {"src": {"a.txt": "x\n"}, "src2": {"b.txt": "y\n"}})
+    if text is not None:
+        write_kit(bench, text=text)
+    before = sorted(os.listdir(bench))
+    result = cli("build")
+    assert result.exit_code == 2
+    assert result.stderr == f"kitbuild: {message}\n"
+    assert result.stdout == ""
+    assert sorted(os.listdir(bench)) == before
+
+
+def test_a_config_path_elsewhere_is_named_as_given(tmp_path, cli, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = cli("build", "nowhere/kit.yaml")
+    assert (result.exit_code, result.stderr) == (
+        2, "kitbuild: nowhere/kit.yaml: no such file. Give the path of a kit config, or run 'kitbuild init' to write one.\n")
+
+
+# -- the report and --dry-run ---------------------------------------------------------------------------
+
+
+def test_build_prints_a_short_report(sample, cli):
+    bench, _ = sample
+    result = cli("build")
+    assert result.exit_code == 0
+    assert result.stdout == (
+        f"built tiny-kit in {bench / 'kit'}: 9 record files, 1,561 bytes\n"
+        "  record-path-to-kit-path: fired 3 times in 1 file\n"
+        "  box-name-to-role: fired 1 time in 1 file\n"
+        "  digest-withheld: fired 4 times in 3 files\n"
+    )
+
+
+def test_dry_run_writes_nothing_and_prints_before_and_after_per_file(sample, cli):
+    bench, source = sample
+    result = cli("build", "--dry-run")
+    assert result.exit_code == 0, result.stderr
+    assert sorted(os.listdir(bench)) == ["kit.yaml", "runs"]
+    tree = sample_tree(source)
+    run_sha = sha256(tree["full-s1"]["run"]["run.json"])
+    lock_sha = sha256(tree["full-s1"]["lock.json"])
+    reading_sha = sha256(tree["score"]["reading.json"])
+    assert result.stdout == "\n".join([
+        "dry run of tiny-kit: nothing was written; this output may show private text.",
+        f"{L}/full-s1/lock.json:",
+        "  1:12 box-name-to-role: gpu-b17.cluster.example.net → desktop",
+        f"  2:17 digest-withheld: {run_sha} → withheld-2026-09-29",
+        f"{L}/full-s1/run/run.json:",
+        f"  1:10 record-path-to-kit-path: {source} → {L}",
+        f"  1:{10 + len(str(source)) + 24} record-path-to-kit-path: {source} → {L}",
+        f"  2:15 record-path-to-kit-path: {SAMPLE_MAP_KEY} → longmemeval-2026-10",
+        f"{L}/score/family.json:",
+        f"  1:14 digest-withheld: {reading_sha} → withheld-2026-09-29",
+        f"{L}/score/reading.json:",
+        f"  1:10 digest-withheld: sha256:{run_sha.upper()} → withheld-2026-09-29",
+        f"  2:11 digest-withheld: {lock_sha} → withheld-2026-09-29",
+        "",
+        "record-path-to-kit-path: would fire 3 times in 1 file",
+        "box-name-to-role: would fire 1 time in 1 file",
+        "digest-withheld: would fire 4 times in 3 files",
+        "the leak gate would pass 9 record files",
+        "",
+    ])
+
+
+def test_dry_run_reports_leaks_with_exit_1_and_writes_nothing(bench, cli):
+    make_files(bench, {"src": {"a.txt": "see /home/ada/x\n"}})
+    write_kit(bench, sources=[{"path": "src", "as": "run"}])
+    result = cli("build", "--dry-run")
+    assert result.exit_code == 1
+    assert result.stdout.endswith(
+        "the leak gate would stop the build: 1 finding\n  run/a.txt:1:5: a home folder path (/home/...)\n")
+    assert sorted(os.listdir(bench)) == ["kit.yaml", "src"]
+
+
+def test_kit_yaml_written_by_the_fixture_is_what_the_issue_shows(sample):
+    # Guards the fixture itself: the config uses every built-in rule with the issue's parameters.
+    bench, _ = sample
+    config = yaml.safe_load((bench / "kit.yaml").read_text())
+    assert [r["use"] for r in config["rules"]] == ["record-path-to-kit-path", "box-name-to-role", "digest-withheld"]
+
+
+def test_index_and_sums_sort_whatever_order_they_are_given():
+    from kitbuild.index import Entry, index_json, sums_text
+
+    entries = [Entry("run/b", 1, "b" * 64), Entry("SHA256SUMS", 2, "c" * 64), Entry("run/a", 3, "a" * 64)]
+    assert sums_text(entries) == f"{'c' * 64}  SHA256SUMS\n{'a' * 64}  run/a\n{'b' * 64}  run/b\n".encode()
+    assert [f["path"] for f in json.loads(index_json("k", entries))["files"]] == ["SHA256SUMS", "run/a", "run/b"]

@@ -1,0 +1,129 @@
+"""The leak gate (issue 2, point 8): every private string and generic private-path shape, placed by line and column."""
+
+from __future__ import annotations
+
+import pytest
+
+from kitbuild.leaks import LeakScanner
+
+DIGEST = "ab" * 32
+
+
+def findings(data, private=None, digests=None, allow=()):
+    scanner = LeakScanner(private or {}, digests or {}, allow)
+    return [str(f) for f in scanner.scan("run/x.json", data, 1)]
+
+
+@pytest.mark.parametrize(
+    "data, what",
+    [
+        (b"/home/ada/runs", "a home folder path (/home/...)"),
+        (b'"\\/home\\/ada\\/runs"', "a home folder path (/home/...)"),  # JSON-escaped slashes
+        (b"/Users/ada/x", "a home folder path (/Users/...)"),
+        (b"/root/.cache/x", "a root home path (/root/...)"),
+        (b"/mnt/scratch/x", "a mounted volume path (/mnt/...)"),
+        (b"C:\\Users\\ada\\x", "a Windows user folder path (C:\\Users\\...)"),
+        (b'"C:\\\\Users\\\\ada"', "a Windows user folder path (C:\\Users\\...)"),  # JSON-escaped backslashes
+        (b"file://server/share/x", "a file:// address"),
+    ],
+)
+def test_generic_shapes(data, what):
+    col = 4 if data.startswith(b'"') else 3  # a JSON string's opening quote is not part of the path
+    assert findings(b"ok\n  " + data + b"\n") == [f"run/x.json:2:{col}: {what}"]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"/homework/a", b"/usr/lib/python3", b"x/home/ada", b"learned-sparse/home", b"/rooted/a", b"/mntx/a"],
+)
+def test_not_generic_shapes(data):
+    assert findings(data) == []
+
+
+def test_generic_shape_exact_positions():
+    data = b'{"a": 1}\n{"log": "/home/ada/run", "b": "/mnt/d/x"}\n'
+    assert findings(data) == [
+        "run/x.json:2:10: a home folder path (/home/...)",
+        "run/x.json:2:32: a mounted volume path (/mnt/...)",
+    ]
+
+
+def test_private_strings_and_digests_in_either_case():
+    private = {"/x/ls-2026-11-07": "the private path of sources[0] (run)", "gpu-b17": "a name that 'desktop' stands for (rules[1])"}
+    described = {DIGEST: "the original sha256 of run/a.json, which a rule rewrote"}
+    data = b"gpu-b17 /x/ls-2026-11-07\nsha256:" + DIGEST.upper().encode() + b"\n"
+    assert findings(data, private, described) == [
+        "run/x.json:1:1: a name that 'desktop' stands for (rules[1])",
+        "run/x.json:1:9: the private path of sources[0] (run)",
+        "run/x.json:2:8: the original sha256 of run/a.json, which a rule rewrote",
+    ]
+
+
+def test_allow_passes_a_generic_shape_inside_the_allowed_text_only():
+    allow = ["/home/shared/datasets"]
+    assert findings(b"/home/shared/datasets/a.json\n", allow=allow) == []
+    assert findings(b"/home/shared/other\n", allow=allow) == ["run/x.json:1:1: a home folder path (/home/...)"]
+
+
+def test_allow_never_passes_a_string_the_config_names_private():
+    private = {"/home/ada/bench": "the private path of sources[0] (run)"}
+    assert findings(b"/home/ada/bench/a\n", private, allow=["/home/ada/bench"]) == [
+        "run/x.json:1:1: the private path of sources[0] (run)"
+    ]
+
+
+def test_a_finding_never_prints_the_private_text():
+    private = {"/x/secret-place": "the private path of sources[0] (run)"}
+    for line in findings(b"/x/secret-place /home/ada\n", private):
+        assert "secret-place" not in line and "ada" not in line
+
+
+# -- the gate in a build -----------------------------------------------------------------------
+
+
+def test_leak_gate_stops_the_build_listing_every_finding(bench, make_files, write_kit, cli):
+    make_files(bench, {"src": {
+        "run.json": '{"smoke": "%s/src-smoke/a",\n "home": "/home/ada/x", "ok": "/usr/lib/python3"}\n' % bench,
+        "note.txt": "made on gpu-b17\n",
+    }})
+    write_kit(bench, sources=[{"path": "src", "as": "run"}],
+              rules=[{"use": "record-path-to-kit-path"}, {"use": "box-name-to-role", "with": {"names": {"gpu-b170": "x"}}}])
+    result = cli("build")
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "kitbuild: the leak gate stopped the build: 2 findings of private text that no rule rewrote and no allow entry "
+        "covers; nothing was written.\n"
+        "run/run.json:1:12: the private path of sources[0] (run)\n"
+        "run/run.json:2:11: a home folder path (/home/...)\n"
+        "Add a rule (or a map entry) that rewrites it, exclude the file, or, for a path that names no person or machine, "
+        "add an 'allow' entry with its reason.\n"
+    )
+    assert not (bench / "kit").exists()
+
+
+def test_a_path_the_rules_do_not_cover_is_a_finding_not_rewritten(bench, make_files, write_kit, cli):
+    # The smoke run's folder shares the source's prefix; without a rule of its own it must stop the
+    # build. A private path inside a file:// address is reported as itself, never passed as a shape.
+    line = '{"smoke": "%s/src-smoke/a", "file": "file://%s/src/a"}' % (bench, bench)
+    make_files(bench, {"src": {"run.json": line + "\n"}})
+    write_kit(bench, sources=[{"path": "src", "as": "run"}], rules=[{"use": "record-path-to-kit-path"}],
+              allow=[{"text": f"file://{bench}/src/a", "why": "tries to pass the private path"}])
+    result = cli("build")
+    assert result.exit_code == 1
+    url = line.index("file://")
+    findings = result.stderr.splitlines()[1:-1]
+    assert [f for f in findings if f.startswith("run/")] == [
+        "run/run.json:1:12: the private path of sources[0] (run)",
+        f"run/run.json:1:{url + 8}: the private path of sources[0] (run)",
+    ]
+    # The allow list is published in provenance.json, so that entry is itself a leak.
+    assert [f.split(": ", 1)[1] for f in findings if not f.startswith("run/")] == ["the private path of sources[0] (run)"]
+    assert str(bench) not in result.stderr
+
+
+def test_allow_list_passes_a_generic_home_path(bench, make_files, write_kit, cli):
+    make_files(bench, {"src": {"env.json": '{"python": "/home/shared/py311/bin/python"}\n'}})
+    write_kit(bench, sources=[{"path": "src", "as": "run"}], allow=[{"text": "/home/shared/py311", "why": "a shared interpreter"}])
+    result = cli("build")
+    assert result.exit_code == 0, result.stderr
+    assert (bench / "kit/run/env.json").read_bytes() == (bench / "src/env.json").read_bytes()

@@ -1,0 +1,137 @@
+"""The streaming pass: chunks end at line ends, so tiny chunks give the same bytes as one big one."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from kitbuild.leaks import LeakFinding
+from kitbuild.pipeline import FileJob, Plan, line_chunks, run_file, run_files
+from kitbuild.rules import builtin_rule
+
+from conftest import sha256
+
+SOURCE = "/x/ls-2026-11-07"
+AS = "learned-sparse-2026-11-07"
+
+
+def plan(chunk_size, private=None, names=None):
+    matchers = [builtin_rule("record-path-to-kit-path").matcher({}, {SOURCE: AS})]
+    if names:
+        matchers.append(builtin_rule("box-name-to-role").matcher({"names": names}))
+    return Plan(matchers, private or {}, {}, [], chunk_size=chunk_size)
+
+
+def run(tmp_path, name, data, chunk_size, **kw):
+    src = tmp_path / "src" / name
+    src.parent.mkdir(parents=True, exist_ok=True)
+    src.write_bytes(data)
+    dst = tmp_path / "out" / name
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    result = run_file(FileJob(str(src), f"run/{name}", str(dst)), plan(chunk_size, **kw))
+    return result, dst.read_bytes()
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 64])
+def test_line_chunks_end_at_line_ends_and_lose_nothing(size):
+    data = b"ab\ncdefghijklmnop\r\n\nq\nlast line without end"
+    chunks = list(line_chunks(io.BytesIO(data), size))
+    assert b"".join(chunks) == data
+    assert all(c.endswith(b"\n") for c in chunks[:-1])
+    assert all(c.count(b"\n") >= 1 for c in chunks[:-1])
+
+
+def test_a_line_longer_than_a_chunk_is_read_whole():
+    data = b"x" * 100 + b"\n" + b"y" * 50
+    assert list(line_chunks(io.BytesIO(data), 8)) == [b"x" * 100 + b"\n", b"y" * 50]
+
+
+def test_first_bytes_already_read_are_prepended():
+    assert b"".join(line_chunks(io.BytesIO(b"c\nd"), 2, first=b"ab")) == b"abc\nd"
+
+
+TEXT = (
+    b'{"a": "/x/ls-2026-11-07/one", "host": "gpu-b17"}\r\n'
+    + b"padding " * 40 + b"\n"
+    + b"/x/ls-2026-11-07/two then /x/ls-2026-11-07-smoke/three\r\n"
+    + b"end: /x/ls-2026-11-07"
+)
+EXPECTED = (
+    b'{"a": "learned-sparse-2026-11-07/one", "host": "desktop"}\r\n'
+    + b"padding " * 40 + b"\n"
+    + b"learned-sparse-2026-11-07/two then /x/ls-2026-11-07-smoke/three\r\n"
+    + b"end: learned-sparse-2026-11-07"
+)
+
+
+@pytest.mark.parametrize("size", [1, 5, 17, 49, 50, 51, 52, 1 << 20])
+def test_tiny_chunks_give_the_same_bytes_counts_and_hashes(tmp_path, size):
+    # Sizes 49..52 put the chunk edge inside the first path, the CRLF and just past it.
+    result, out = run(tmp_path, "rows.txt", TEXT, size, names={"gpu-b17": "desktop"})
+    assert out == EXPECTED
+    assert result.counts == [3, 1]
+    assert (result.size, result.sha256) == (len(EXPECTED), sha256(EXPECTED))
+    assert (result.source_size, result.source_sha256) == (len(TEXT), sha256(TEXT))
+    assert result.changed
+
+
+@pytest.mark.parametrize("size", [1, 3, 4096])
+def test_untouched_files_are_byte_identical(tmp_path, size):
+    for name, data in {
+        "crlf.txt": b"a\r\nb\r\n",
+        "no-final-newline.txt": b"a\nb",
+        "latin1.txt": "caf\xe9 /x/ls-2026-11-07-smoke\n".encode("latin-1"),
+        "empty.json": b"",
+        "lone-cr.txt": b"a\rb\r",
+    }.items():
+        result, out = run(tmp_path, name, data, size)
+        assert out == data, name
+        assert not result.changed and result.counts == [0]
+
+
+def test_non_utf8_text_is_rewritten_without_decoding(tmp_path):
+    data = b"\xff\xfe /x/ls-2026-11-07/a \xe9\n"
+    _, out = run(tmp_path, "odd.txt", data, 4)
+    assert out == b"\xff\xfe learned-sparse-2026-11-07/a \xe9\n"
+
+
+def test_binary_files_are_never_rewritten_but_are_scanned(tmp_path):
+    data = b"\x00\x01/x/ls-2026-11-07/a\x00" + bytes(range(256)) * 40
+    result, out = run(tmp_path, "blob.bin", data, 64, private={SOURCE: "the private path of sources[0] (run)"})
+    assert out == data and result.binary and result.counts == [0]
+    assert result.leaks == [LeakFinding("run/blob.bin", 1, 3, "the private path of sources[0] (run)")]
+
+
+def test_binary_leak_across_a_block_edge_is_found_once(tmp_path):
+    # A NUL in the first 8 KiB makes it binary; the private path straddles a 64-byte block edge.
+    data = b"\x00" * 60 + b"/x/ls-2026-11-07" + b"\x00" * 9000
+    result, _ = run(tmp_path, "blob.bin", data, 64, private={SOURCE: "private"})
+    assert [(f.line, f.col) for f in result.leaks] == [(1, 61)]
+
+
+def test_leaks_are_placed_by_line_across_chunks(tmp_path):
+    data = b"ok\nok\n" + b"see /home/someone/x\n" + b"ok\n" * 3 + b"  /home/other\n"
+    result, _ = run(tmp_path, "notes.txt", data, 4)
+    assert [str(f) for f in result.leaks] == [
+        "run/notes.txt:3:5: a home folder path (/home/...)",
+        "run/notes.txt:7:3: a home folder path (/home/...)",
+    ]
+
+
+def test_serial_and_parallel_runs_agree(tmp_path):
+    jobs = []
+    for i in range(6):
+        src = tmp_path / "src" / f"f{i}.txt"
+        src.parent.mkdir(parents=True, exist_ok=True)
+        src.write_bytes(TEXT * (i + 1))
+        jobs.append((src, f"run/f{i}.txt"))
+
+    def results(workers, folder):
+        js = [FileJob(str(s), k, str(tmp_path / folder / k)) for s, k in jobs]
+        return run_files(js, plan(7, names={"gpu-b17": "desktop"}), workers)
+
+    serial, parallel = results(1, "one"), results(2, "two")
+    assert [(r.kit_path, r.sha256, r.counts) for r in serial] == [(r.kit_path, r.sha256, r.counts) for r in parallel]
+    for _, kit_path in jobs:
+        assert (tmp_path / "one" / kit_path).read_bytes() == (tmp_path / "two" / kit_path).read_bytes()
