@@ -53,6 +53,10 @@ class LeakScanner:
         for text, what in private.items():
             if text:
                 self._what.setdefault(text.encode("utf-8"), what)
+                # A JSON encoder may write '/' as '\/'; the rules do not rewrite that spelling,
+                # so the gate must still see it.
+                if "/" in text:
+                    self._what.setdefault(text.replace("/", "\\/").encode("utf-8"), what)
         alternatives = [re.escape(k) for k in sorted(self._what, key=lambda k: (-len(k), k))]
         self._digests = {d.lower(): what for d, what in (digests or {}).items()}
         # Private strings get a pattern of their own: in one alternation with the shapes, a shape

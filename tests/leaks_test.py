@@ -127,3 +127,8 @@ def test_allow_list_passes_a_generic_home_path(bench, make_files, write_kit, cli
     result = cli("build")
     assert result.exit_code == 0, result.stderr
     assert (bench / "kit/run/env.json").read_bytes() == (bench / "src/env.json").read_bytes()
+
+
+def test_a_private_path_with_json_escaped_slashes_is_found():
+    private = {"/x/ls-2026-11-07": "the private path of sources[0] (run)"}
+    assert findings(b'{"p": "\\/x\\/ls-2026-11-07\\/a"}\n', private) == ["run/x.json:1:8: the private path of sources[0] (run)"]

@@ -20,7 +20,7 @@ import orjson
 
 from kitbuild import index as kit_index
 from kitbuild.config import DEFAULT_CONFIG, Config, check_out, load_config
-from kitbuild.errors import LeakError
+from kitbuild.errors import ConfigError, LeakError
 from kitbuild.index import Entry
 from kitbuild.jsonfile import dump_json
 from kitbuild.leaks import LeakFinding, LeakScanner
@@ -94,6 +94,8 @@ def build(
     target = Path(os.path.normpath(Path(out).absolute())) if out is not None else config.out
     if out is not None:
         check_out(config, target, "--out")
+    if not dry_run:
+        _check_replaceable(config, target, out is not None)
     workers = jobs or default_jobs()
     files = list_files(config)
 
@@ -153,6 +155,24 @@ def build(
     finally:
         if staging is not None:
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def _check_replaceable(config: Config, target: Path, from_option: bool) -> None:
+    """Refuse to replace anything but a new or empty folder or a kit: a build replaces ``out`` whole."""
+    if not (target.is_symlink() or target.exists()):
+        return
+    if target.is_dir() and (not any(target.iterdir()) or (target / kit_index.PROVENANCE).is_file()):
+        return
+    if from_option:
+        where = "--out"
+    elif "out" in config.data:
+        where = config.document.where(["out"]) + ": out"
+    else:
+        where = f"{config.label}: out (default ./kit)"
+    raise ConfigError(
+        f"{where}: exists and is not a kit (it has no {kit_index.PROVENANCE}); a build replaces that folder whole, "
+        "so kitbuild will not. Choose a new or empty folder, or remove it yourself."
+    )
 
 
 def _parent(target: Path) -> Path:

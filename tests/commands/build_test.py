@@ -141,6 +141,17 @@ def test_nothing_private_in_any_output_byte(sample, tmp_path):
             assert text.encode() not in data, f"{text!r} in {path}"
 
 
+def test_a_source_reached_through_a_symlinked_folder_rewrites_both_spellings(bench):
+    make_files(bench, {"disk": {"ls": {}}})
+    os.symlink(bench / "disk", bench / "link")
+    real, linked = os.path.realpath(bench / "disk/ls"), str(bench / "link/ls")
+    make_files(bench / "disk/ls", {"run.txt": f"{linked}/a.json\n{real}/b.json\n{linked}\n"})
+    write_kit(bench, sources=[{"path": "link/ls", "as": "run"}], rules=[{"use": "record-path-to-kit-path"}])
+    report = build("kit.yaml")
+    assert (bench / "kit/run/run.txt").read_bytes() == b"run/a.json\nrun/b.json\nrun\n"
+    assert report.rules[0]["firings"] == {"run/run.txt": 3}
+
+
 # -- point 5: formats ------------------------------------------------------------------------------
 
 
@@ -323,6 +334,31 @@ def test_a_rebuild_replaces_the_kit_whole(sample):
     build("kit.yaml")
     assert f"{L}/notes/empty.txt" not in read_tree(bench / "kit")
     assert sorted(os.listdir(bench)) == ["kit", "kit.yaml", "runs"]
+
+
+@pytest.mark.parametrize("existing", [{"notes.txt": "mine\n"}, "a file"])
+def test_an_out_that_is_not_a_kit_is_never_replaced(bench, cli, existing):
+    make_files(bench, {"src": {"a.txt": "x\n"}})
+    if isinstance(existing, dict):
+        make_files(bench / "kit", existing)
+    else:
+        (bench / "kit").write_text(existing)
+    write_kit(bench, sources=[{"path": "src", "as": "run"}])
+    before = read_tree(bench)
+    result = cli("build")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "kitbuild: kit.yaml: out (default ./kit): exists and is not a kit (it has no provenance.json); a build replaces "
+        "that folder whole, so kitbuild will not. Choose a new or empty folder, or remove it yourself.\n"
+    )
+    assert read_tree(bench) == before and sorted(os.listdir(bench)) == ["kit", "kit.yaml", "src"]
+
+
+def test_an_empty_out_folder_is_used(bench):
+    make_files(bench, {"src": {"a.txt": "x\n"}, "kit": {}})
+    write_kit(bench, sources=[{"path": "src", "as": "run"}])
+    build("kit.yaml")
+    assert (bench / "kit/run/a.txt").read_bytes() == b"x\n"
 
 
 def test_the_build_never_writes_inside_a_source(sample):
