@@ -45,7 +45,15 @@ def sums_text(records: Iterable[Entry]) -> bytes:
     return b"".join(f"{e.sha256}  {e.path}\n".encode("utf-8") for e in sorted(records, key=lambda e: e.path))
 
 
-def index_json(kit: str, entries: Iterable[Entry]) -> bytes:
-    """index.json: the kit's name and its files sorted by path."""
+def index_json(kit: str, entries: Iterable[Entry], provenance: Entry | None = None) -> bytes:
+    """index.json: the kit's name, its files sorted by path, and provenance.json's size and digest.
+
+    provenance.json is not a listed file (the pages are rendered from it), but its digest is
+    recorded here so that ``kitbuild verify`` catches an edit to any of its bytes, including
+    those no page shows (the tool's version, the allow list's reasons).
+    """
     files = [e.as_dict() for e in sorted(entries, key=lambda e: e.path)]
-    return dump_json({"kit": kit, "files": files})
+    document: dict[str, object] = {"kit": kit, "files": files}
+    if provenance is not None:
+        document["provenance"] = provenance.as_dict()
+    return dump_json(document)

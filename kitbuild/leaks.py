@@ -122,3 +122,17 @@ class LeakScanner:
             col = start - (chunk.rfind(b"\n", 0, start) + 1) + 1
             findings.append(LeakFinding(path, line, col, what))
         return findings
+
+
+# What a reader's ``kitbuild verify`` looks for besides GENERIC_SHAPES. The build's gate does not
+# use these: a record may name a public contact or a documentation address on purpose, and the
+# build's allow list exists to say so; verify reports them unless that list covers them.
+_OCTET = rb"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+READER_SHAPES: tuple[tuple[str, bytes], ...] = (
+    ("an e-mail address", rb"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![A-Za-z0-9-])"),
+    (
+        "a private IPv4 address",
+        rb"(?<![0-9.])(?:10(?:\." + _OCTET + rb"){3}|172\.(?:1[6-9]|2[0-9]|3[01])(?:\." + _OCTET + rb"){2}"
+        rb"|192\.168(?:\." + _OCTET + rb"){2})(?![0-9]|\.[0-9])",
+    ),
+)

@@ -197,14 +197,14 @@ def _write_generated(config: Config, staging: Path, results: list[FileResult], r
         listed.append(Entry.from_bytes(name, text))
         custom["README.md.j2"] = text.decode("utf-8")
         pages_from["README.md"] = name
-    index_doc = kit_index.index_json(config.kit, listed)
-    generated[kit_index.INDEX] = index_doc
     counts: dict[str, int] = {}
     for r in results:
         top = r.kit_path.split("/", 1)[0]
         counts[top] = counts.get(top, 0) + 1
     provenance = provenance_json(config, rules, counts, pages_from)
     generated[kit_index.PROVENANCE] = dump_json(provenance)
+    index_doc = kit_index.index_json(config.kit, listed, Entry.from_bytes(kit_index.PROVENANCE, generated[kit_index.PROVENANCE]))
+    generated[kit_index.INDEX] = index_doc
     generated.update(render_pages(page_context(provenance, orjson.loads(index_doc)), custom))
     for name, data in generated.items():
         path = staging / name

@@ -1,0 +1,136 @@
+"""``kitbuild check [kit.yaml]``: the pre-release gate, run in CI where the private sources are.
+
+It rebuilds the kit into a temporary folder and compares it byte for byte with the kit at the
+config's ``out`` (every differing, missing or extra file, with a short diff for text files, as
+``cog --check --diff`` does), scans that kit for every private string the config names, and runs
+``kitbuild verify`` on it. It passes only when all three hold.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kitbuild.commands.build import build
+from kitbuild.commands.verify import verify
+from kitbuild.config import DEFAULT_CONFIG, load_config
+from kitbuild.errors import EXIT_FINDINGS, EXIT_OK
+from kitbuild.findings import Finding
+from kitbuild.kitfs import FILE, FolderKit, MemberError, NotAKitError
+from kitbuild.leaks import LeakScanner
+from kitbuild.pipeline import line_chunks
+from kitbuild.verify_report import VerifyReport
+
+DIFF_LINES = 20
+_DIFF_LIMIT = 1 << 20  # larger text files are reported as differing, without a diff
+
+
+@dataclass
+class CheckReport:
+    """What ``check`` found: the comparison with a fresh build, private strings, and verify's report."""
+
+    config: str
+    out: Path
+    findings: list[Finding] = field(default_factory=list)
+    diffs: dict[str, list[str]] = field(default_factory=dict)
+    compared: int = 0
+    scanned: int = 0
+    verify: VerifyReport | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings and (self.verify is None or self.verify.ok)
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_OK if self.ok else EXIT_FINDINGS
+
+
+def _files(root: Path) -> dict[str, int]:
+    try:
+        return {m.path: m.size or 0 for m in FolderKit(root).members() if m.kind == FILE}
+    except NotAKitError:
+        return {}
+
+
+def _same(a: Path, b: Path) -> bool:
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        while True:
+            x, y = fa.read(1 << 20), fb.read(1 << 20)
+            if x != y:
+                return False
+            if not x:
+                return True
+
+
+def _diff(path: str, kit: Path, fresh: Path) -> list[str]:
+    """A short unified diff (kit -> fresh build) for a text file, or nothing."""
+    if max(kit.stat().st_size, fresh.stat().st_size) > _DIFF_LIMIT:
+        return []
+    try:
+        old = kit.read_bytes().decode("utf-8").splitlines()
+        new = fresh.read_bytes().decode("utf-8").splitlines()
+    except UnicodeDecodeError:
+        return []
+    lines = list(difflib.unified_diff(old, new, f"{path} (kit)", f"{path} (fresh build)", lineterm="", n=1))
+    return lines[:DIFF_LINES] + ([f"… {len(lines) - DIFF_LINES} more diff lines"] if len(lines) > DIFF_LINES else [])
+
+
+def check(config_path: str | os.PathLike[str] = DEFAULT_CONFIG) -> CheckReport:
+    """Rebuild, compare, scan for private strings and verify the kit a config describes.
+
+    Raises what :func:`~kitbuild.commands.build.build` raises when the rebuild itself fails (a bad
+    config: exit 2; the leak gate: exit 1).
+    """
+    config = load_config(config_path)
+    report = CheckReport(str(config_path), config.out)
+    if not (config.out / "index.json").is_file():
+        report.findings.append(Finding("KB805", str(config.out.name), f"there is no kit at {config.label}'s out; run `kitbuild build {config.label}` first"))
+        return report
+
+    scratch = Path(tempfile.mkdtemp(prefix=".kitbuild-check-"))
+    try:
+        fresh_root = scratch / "kit"
+        fresh_build = build(config_path, fresh_root)
+        kit_files, fresh_files = _files(config.out), _files(fresh_root)
+        for path in sorted(set(kit_files) | set(fresh_files)):
+            if path not in kit_files:
+                report.findings.append(Finding("KB802", path, "a fresh build writes this file; the kit lacks it"))
+            elif path not in fresh_files:
+                report.findings.append(Finding("KB803", path, "is in the kit; a fresh build does not write it"))
+            else:
+                report.compared += 1
+                if kit_files[path] != fresh_files[path] or not _same(config.out / path, fresh_root / path):
+                    report.findings.append(Finding("KB801", path, "differs from the same file of a fresh build"))
+                    diff = _diff(path, config.out / path, fresh_root / path)
+                    if diff:
+                        report.diffs[path] = diff
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    # The original digests of changed files are private too: they would confirm a guess.
+    changed = {r.source_sha256: f"the original sha256 of {r.kit_path}, which a rule rewrote" for r in fresh_build.files if r.changed}
+    scanner = LeakScanner(config.private_strings(), changed, (), shapes=())
+    kit = FolderKit(config.out)
+    for path in sorted(kit_files):
+        try:
+            stream = kit.open(path)
+        except MemberError:
+            continue  # verify reports it
+        with stream:
+            line = 1
+            for chunk in line_chunks(stream):
+                for leak in scanner.scan(path, chunk, line):
+                    report.findings.append(Finding("KB804", path, f"column {leak.col}: {leak.what}", line=leak.line))
+                line += chunk.count(b"\n")
+        report.scanned += 1
+
+    # A diff would print the private string it found into a CI log: show none for such a file.
+    for path in {f.path for f in report.findings if f.code == "KB804"} & set(report.diffs):
+        report.diffs[path] = ["(no diff shown: the kit's copy holds a private string; see KB804 below)"]
+    report.verify = verify(config.out)
+    return report

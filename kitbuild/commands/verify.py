@@ -1,0 +1,488 @@
+"""``kitbuild verify KIT``: a kit checked in reverse, from its own files alone.
+
+What a reader runs on a kit they downloaded. Every claim the kit makes about itself (its schemas,
+its file list, SHA256SUMS, each rule's firings, the digests its records print, that no private
+path is in it, and its pages) is re-derived from the kit's files and compared; every finding is
+collected, file by file, and reported. Nothing from the kit is imported or run: a template that
+travels with it is rendered only in jinja2's sandbox, and every path it names goes through
+:mod:`kitbuild.kitfs`, which never opens anything outside the kit.
+
+Each file is read once (:mod:`kitbuild.filescan`); the small files the plan is made of
+(index.json, provenance.json, SHA256SUMS, a travelling template) are read whole and scanned from
+memory.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, Mapping
+
+import orjson
+
+from kitbuild import index as kit_index
+from kitbuild.filescan import FileScan, ScanPlan, scan_bytes, scan_file
+from kitbuild.findings import Finding
+from kitbuild.jsonfile import dump_json
+from kitbuild.kitfs import DIR, FILE, OTHER, SYMLINK, KitFS, MemberError, NotAKitError, open_kit, refusal
+from kitbuild.pages import TemplateError, page_context, render_pages
+from kitbuild.schema import key_path, load_schema, schema_errors
+from kitbuild.verify_report import CheckResult, VerifyReport, file_findings, new_checks
+
+PAGES = (kit_index.README, kit_index.INDEX_PAGE)
+BUILT_IN = "built-in"
+TEMPLATE_LIMIT = 1 << 20
+_SUMS_LINE = re.compile(r"([0-9A-Fa-f]{64}) ([ *])(.+)")
+_HEX = re.compile(r"[0-9a-f]{64}")
+
+
+def _short(a: str, b: str) -> tuple[str, str]:
+    """Both digests cut where they differ (at least 4 digits), as a person reads them."""
+    n = 4
+    while n < min(len(a), len(b)) and a[:n] == b[:n]:
+        n += 1
+    return a[:n] + "…", b[:n] + "…"
+
+
+def _plural(n: int, word: str, plural: str | None = None) -> str:
+    return f"{n:,} {word if n == 1 else (plural or word + 's')}"
+
+
+class _Json:
+    """A JSON file of the kit, read whole: its bytes, its document, and whether both are sound."""
+
+    def __init__(self, path: str, data: bytes | None) -> None:
+        self.path = path
+        self.data = data
+        self.document: Any = None
+        self.parsed = False
+        self.valid = False
+
+
+def _load_json(kit: KitFS, path: str, findings: list[Finding], codes: tuple[str, str, str], schema: str, required: bool) -> _Json:
+    """Read, parse, validate and check the layout of index.json or provenance.json."""
+    bad_json, bad_schema, bad_layout = codes
+    try:
+        data = kit.read(path)
+    except MemberError as exc:
+        if required or exc.kind != "missing":
+            raise NotAKitError(f"{kit.label}: {path} {exc.reason}; a kit has an index.json at its root.") from None
+        return _Json(path, None)
+    doc = _Json(path, data)
+    try:
+        doc.document = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        findings.append(Finding(bad_json, path, f"is not valid UTF-8 JSON: {exc.msg} (column {exc.colno})", line=exc.lineno))
+        return doc
+    doc.parsed = True
+    errors = list(schema_errors(doc.document, load_schema(schema)))
+    for where, what in errors:
+        findings.append(Finding(bad_schema, path, f"{key_path(where)}: {what}"))
+    doc.valid = not errors
+    canonical = dump_json(doc.document)
+    if canonical != data:
+        line = next((i for i, (a, b) in enumerate(zip(canonical.split(b"\n"), data.split(b"\n")), 1) if a != b), None)
+        if line is None:
+            line = min(canonical.count(b"\n"), data.count(b"\n")) + 1
+        findings.append(Finding(bad_layout, path, "is not laid out as kitbuild writes it (two-space indent, keys in the order written, a final newline), so it was edited after the build", line=line))
+    return doc
+
+
+def _entries(index: _Json) -> list[dict[str, Any]]:
+    """index.json's well-formed entries, even when others are not (their findings are KB002)."""
+    files = index.document.get("files") if isinstance(index.document, dict) else None
+    out = []
+    for entry in files if isinstance(files, list) else []:
+        if (
+            isinstance(entry, dict)
+            and isinstance(entry.get("path"), str)
+            and isinstance(entry.get("size"), int)
+            and not isinstance(entry.get("size"), bool)
+            and isinstance(entry.get("sha256"), str)
+            and _HEX.fullmatch(entry["sha256"])
+        ):
+            out.append(entry)
+    return out
+
+
+def _provenance_parts(provenance: _Json) -> dict[str, Any]:
+    """What the scan needs from provenance.json, taken defensively when it fails its schema."""
+    doc = provenance.document if isinstance(provenance.document, dict) else {}
+    rules = [r for r in doc.get("rules", []) if isinstance(r, dict)] if isinstance(doc.get("rules"), list) else []
+    placeholders = tuple(sorted({r["placeholder"] for r in rules if r.get("primitive") == "digest" and isinstance(r.get("placeholder"), str) and r["placeholder"]}))
+    external = doc.get("external_digests") if isinstance(doc.get("external_digests"), dict) else {}
+    allow = doc.get("allow") if isinstance(doc.get("allow"), list) else []
+    sources = doc.get("sources") if isinstance(doc.get("sources"), list) else []
+    return {
+        "rules": rules,
+        "placeholders": placeholders,
+        "external": {k.lower() for k in external if isinstance(k, str)},
+        "allow": tuple(a["text"] for a in allow if isinstance(a, dict) and isinstance(a.get("text"), str) and a["text"]),
+        "folders": [s["as"] for s in sources if isinstance(s, dict) and isinstance(s.get("as"), str)],
+    }
+
+
+def _word_forms(rule: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The spellings of the words a rule wrote that a file may hold, or None if not re-observable.
+
+    In JSON a word is written as a string body, so its escaped form counts too. A regex rule's
+    replacement with group references is a template, not a word: its output cannot be counted.
+    """
+    if rule.get("primitive") == "digest":
+        return None
+    words = [w for w in rule.get("writes", []) if isinstance(w, str) and w]
+    if not words or (rule.get("primitive") == "regex" and any("\\" in w for w in words)):
+        return None
+    forms = set(words) | {orjson.dumps(w).decode("utf-8")[1:-1] for w in words}
+    return tuple(sorted(forms))
+
+
+def _map_scans(kit: KitFS, paths: list[str], plan: ScanPlan, jobs: int) -> dict[str, FileScan]:
+    if jobs <= 1 or len(paths) < 2:
+        return {p: scan_file(kit, p, plan) for p in paths}
+    with ProcessPoolExecutor(min(jobs, len(paths))) as pool:
+        scans = pool.map(scan_file, [kit] * len(paths), paths, [plan] * len(paths), chunksize=max(1, len(paths) // (jobs * 16)))
+        return dict(zip(paths, scans))
+
+
+def verify(kit: str | os.PathLike[str], *, jobs: int = 1) -> VerifyReport:
+    """Check the kit at ``kit`` in reverse and report every finding, grouped by check.
+
+    Raises :class:`~kitbuild.kitfs.NotAKitError` (exit 2) when ``kit`` is not a kit at all: no such
+    folder, no index.json, or unreadable. Anything else wrong is a finding in the report.
+    """
+    fs = open_kit(kit)
+    checks = new_checks()
+    findings: list[Finding] = []
+
+    # -- schema ---------------------------------------------------------------------------
+    index = _load_json(fs, kit_index.INDEX, findings, ("KB001", "KB002", "KB003"), "index", True)
+    provenance = _load_json(fs, kit_index.PROVENANCE, findings, ("KB005", "KB006", "KB007"), "provenance", False)
+    if provenance.data is None:
+        findings.append(Finding("KB004", kit_index.PROVENANCE, "is missing; without it no rule's firings can be checked"))
+    entries = _entries(index)
+    parts = _provenance_parts(provenance)
+    checks["schema"].figures.append(
+        f"index.json: {'matches its schema' if index.valid else 'does not match its schema'}, {_plural(len(entries), 'entry', 'entries')}; "
+        + (f"provenance.json: {'matches its schema' if provenance.valid else 'does not match its schema'}, {_plural(len(parts['rules']), 'rule')}" if provenance.data is not None else "provenance.json: missing")
+    )
+    if index.valid and provenance.data is not None:
+        recorded = index.document["provenance"]
+        actual = kit_index.Entry.from_bytes(kit_index.PROVENANCE, provenance.data)
+        if (recorded["size"], recorded["sha256"]) != (actual.size, actual.sha256):
+            a, b = _short(recorded["sha256"], actual.sha256)
+            findings.append(Finding("KB008", kit_index.PROVENANCE, f"index.json records {recorded['size']:,} bytes with sha256 {a}; the file here has {actual.size:,} bytes, {b}", expected=recorded["sha256"], found=actual.sha256))
+    if index.valid and provenance.valid and index.document["kit"] != provenance.document["kit"]:
+        findings.append(Finding("KB307", kit_index.INDEX, f"names the kit {index.document['kit']!r}; provenance.json names it {provenance.document['kit']!r}", expected=provenance.document["kit"], found=index.document["kit"]))
+
+    # -- what is on disk, and what index.json lists --------------------------------------
+    members = {m.path: m for m in fs.members()}
+    on_disk = {p for p, m in members.items() if m.kind == FILE}
+    links = sorted(p for p, m in members.items() if m.kind == SYMLINK)
+    for p in links:
+        findings.append(Finding("KB106", p, "is a symlink; a kit holds regular files only, and verify never follows a link"))
+    for p, m in sorted(members.items()):
+        if m.kind == OTHER:
+            findings.append(Finding("KB107", p, "is a device, FIFO, socket or unreadable folder; a kit holds regular files only"))
+
+    listed: dict[str, dict[str, Any]] = {}
+    previous = None
+    for entry in entries:
+        p = entry["path"]
+        why = refusal(p)
+        if why:
+            findings.append(Finding("KB105", kit_index.INDEX, f"lists the path {p!r}, which {why}; verify does not open it"))
+            continue
+        if any(p == link or p.startswith(link + "/") for link in links):
+            findings.append(Finding("KB105", kit_index.INDEX, f"lists {p}, which resolves through a symlink; verify does not open it"))
+            continue
+        if p in listed:
+            findings.append(Finding("KB108", kit_index.INDEX, f"lists {p} twice"))
+            continue
+        if p in kit_index.UNLISTED:
+            findings.append(Finding("KB109", kit_index.INDEX, f"lists {p}, which the build never lists"))
+            continue
+        if previous is not None and p < previous:
+            findings.append(Finding("KB110", kit_index.INDEX, f"lists {p} after {previous}; the build sorts files by path"))
+        previous = p
+        listed[p] = entry
+
+    folders = set(parts["folders"])
+    template_paths = {p for p in listed if p.startswith(kit_index.TEMPLATES_DIR + "/")}
+    records = {p for p in listed if p != kit_index.SUMS and p not in template_paths}
+    for p in sorted(records):
+        if folders and p.split("/", 1)[0] not in folders:
+            findings.append(Finding("KB306", kit_index.INDEX, f"lists {p}, which is in no source folder of provenance.json and not a file the build writes"))
+
+    # -- the plan, and the pages it compares against --------------------------------------
+    expect: dict[str, bytes] = {}
+    pages_check = checks["pages"]
+    custom_template: tuple[str, bytes] | None = None
+    if not (index.valid and provenance.valid):
+        pages_check.skipped = "index.json and provenance.json must both match their schemas"
+    else:
+        pages = provenance.document["pages"]
+        custom: dict[str, str] = {}
+        usable = True
+        if pages[kit_index.INDEX_PAGE] != BUILT_IN:
+            findings.append(Finding("KB604", kit_index.PROVENANCE, f"pages.index.html names {pages[kit_index.INDEX_PAGE]!r}; only the built-in index page template exists"))
+            usable = False
+        source = pages[kit_index.README]
+        if source != BUILT_IN:
+            if source not in template_paths:
+                findings.append(Finding("KB604", kit_index.PROVENANCE, f"pages.README.md names {source!r}, which is not a file index.json lists under {kit_index.TEMPLATES_DIR}/"))
+                usable = False
+            else:
+                try:
+                    raw = fs.read(source, TEMPLATE_LIMIT)
+                    custom_template = (source, raw)
+                    custom["README.md.j2"] = raw.decode("utf-8")
+                except MemberError as exc:
+                    findings.append(Finding("KB604", kit_index.PROVENANCE, f"pages.README.md names {source}, which {exc.reason}"))
+                    usable = False
+                except UnicodeDecodeError:
+                    findings.append(Finding("KB602", source, "is not UTF-8, so it cannot be rendered"))
+                    usable = False
+        if usable:
+            try:
+                expect = render_pages(page_context(provenance.document, index.document), custom)
+            except TemplateError as exc:
+                findings.append(Finding("KB602", source if source != BUILT_IN else kit_index.README, f"cannot be rendered in the sandbox: {exc.message}"))
+            except (KeyError, TypeError, ValueError) as exc:
+                findings.append(Finding("KB602", kit_index.README, f"the pages cannot be rendered from this provenance.json and index.json ({type(exc).__name__})"))
+        if expect:
+            names = "the built-in templates" if source == BUILT_IN else f"{source} and the built-in index page template"
+            pages_check.figures.append(f"README.md and index.html re-rendered from provenance.json and index.json with {names}, in the sandbox")
+
+    word_rules = [(r, _word_forms(r)) for r in parts["rules"]]
+    counted = [(r, forms) for r, forms in word_rules if forms is not None]
+    plan = ScanPlan(
+        records=frozenset(records),
+        paths=frozenset(listed) | frozenset(on_disk),
+        placeholders=parts["placeholders"],
+        words=tuple(forms for _, forms in counted),
+        allow=parts["allow"],
+        expect=expect,
+    )
+
+    # -- the one pass over every file ------------------------------------------------------
+    in_memory: dict[str, bytes] = {kit_index.INDEX: index.data or b""}
+    if provenance.data is not None:
+        in_memory[kit_index.PROVENANCE] = provenance.data
+    if custom_template is not None:
+        in_memory[custom_template[0]] = custom_template[1]
+    sums_data: bytes | None = None
+    if kit_index.SUMS in on_disk:
+        try:
+            sums_data = fs.read(kit_index.SUMS)
+            in_memory[kit_index.SUMS] = sums_data
+        except MemberError:
+            pass
+    scans = {p: scan_bytes(p, data, plan) for p, data in in_memory.items()}
+    scans.update(_map_scans(fs, sorted(on_disk - set(scans)), plan, jobs))
+    digest_of = {p: s.sha256 for p, s in scans.items() if s.error is None}
+
+    # -- completeness ---------------------------------------------------------------------
+    good_records = 0
+    for p, scan in sorted(scans.items()):
+        if scan.error is not None:
+            findings.append(Finding("KB111", p, f"cannot be read: {scan.error.reason}"))
+    for p in sorted(on_disk - set(listed) - set(kit_index.UNLISTED)):
+        findings.append(Finding("KB101", p, "is on disk but not in index.json"))
+    for p, entry in sorted(listed.items()):
+        if p not in on_disk:
+            if members.get(p) is None or members[p].kind == DIR:
+                findings.append(Finding("KB102", p, "is listed in index.json but not in the kit"))
+            continue
+        scan = scans[p]
+        if scan.error is not None:
+            continue
+        ok = True
+        if scan.size != entry["size"]:
+            findings.append(Finding("KB103", p, f"has {scan.size:,} bytes; index.json says {entry['size']:,}", expected=str(entry["size"]), found=str(scan.size)))
+            ok = False
+        if scan.sha256 != entry["sha256"]:
+            a, b = _short(entry["sha256"], scan.sha256)
+            findings.append(Finding("KB104", p, f"has sha256 {b}; index.json says {a}", expected=entry["sha256"], found=scan.sha256))
+            ok = False
+        if ok and p in records:
+            good_records += 1
+    for page in PAGES:
+        if page not in on_disk and members.get(page, None) is None:
+            findings.append(Finding("KB603", page, "is missing; the build writes it beside index.json"))
+    checks["completeness"].figures.append(f"{_plural(good_records, 'record file')} {'check' if good_records != 1 else 'checks'} against index.json (of {len(records):,} listed)")
+    checks["completeness"].figures.append(f"{_plural(len(listed), 'file')} listed, {_plural(len(on_disk), 'file')} on disk")
+
+    # -- SHA256SUMS ------------------------------------------------------------------------
+    sums_check = checks["sums"]
+    if sums_data is None:
+        if kit_index.SUMS not in on_disk:
+            findings.append(Finding("KB201", kit_index.SUMS, "is missing; the build writes it for sha256sum -c"))
+        sums_check.skipped = "SHA256SUMS cannot be read"
+    else:
+        findings.extend(_check_sums(sums_data, listed, records))
+        sums_lines = sums_data.count(b"\n")
+        sums_check.figures.append(f"{_plural(sums_lines, 'line')} for {_plural(len(records), 'record file')}")
+
+    # -- provenance in reverse ------------------------------------------------------------
+    prov_check = checks["provenance"]
+    if not provenance.valid:
+        prov_check.skipped = "provenance.json is missing or does not match its schema"
+    else:
+        findings.extend(_check_provenance(provenance.document, records, scans, counted))
+        rules = provenance.document["rules"]
+        fired = sum(r["total"] for r in rules)
+        files = len({p for r in rules for p in r["firings"]})
+        prov_check.figures.append(f"{_plural(len(rules), 'rule')}: {_plural(fired, 'firing')} in {_plural(files, 'file')}, re-observed in the records")
+        skipped = [r["name"] for r, forms in word_rules if forms is None and r.get("primitive") != "digest"]
+        if skipped:
+            prov_check.figures.append("the words of " + ", ".join(skipped) + " cannot be counted (a template, or nothing written)")
+
+    # -- digests printed in records ---------------------------------------------------------
+    here = set(digest_of.values())
+    tally = {"here": 0, "withheld": 0, "external": 0, "unresolved": 0}
+    pairs_ok = pairs_total = unread = 0
+    for p in sorted(records & set(scans)):
+        scan = scans[p]
+        tally["withheld"] += sum(scan.placeholders)
+        unread += scan.pairs_unread
+        for hexdigest, (count, line) in sorted(scan.digests.items()):
+            kind = "here" if hexdigest in here else "external" if hexdigest in parts["external"] else "unresolved"
+            tally[kind] += count
+            if kind == "unresolved":
+                findings.append(Finding("KB402", p, f"prints sha256 {hexdigest[:12]}… {'once' if count == 1 else f'{count:,} times'}: no file here has it, it is not withheld and provenance.json does not declare it external", line=line, found=hexdigest))
+        for pair in scan.pairs:
+            pairs_total += 1
+            actual = digest_of.get(pair.target)
+            if actual is None or pair.said in parts["placeholders"] or pair.said == actual:
+                pairs_ok += 1
+                continue
+            said, has = _short(pair.said, actual)
+            line = pair.line if pair.line is not None else scan.digests.get(pair.said, [0, None])[1]
+            findings.append(Finding("KB401", p, f"{pair.key} says {said} for {pair.target}; the copy here has {has}", line=line, expected=actual, found=pair.said))
+    total = sum(tally.values())
+    checks["digests"].figures.append(
+        f"{_plural(total, 'digest')} printed in records: {tally['here']:,} check against the copy here, "
+        f"{tally['withheld']:,} withheld, {tally['external']:,} external, {tally['unresolved']:,} unresolved"
+    )
+    checks["digests"].figures.append(f"{_plural(pairs_total, 'path and digest pair', 'path and digest pairs')}: {pairs_ok:,} agree with the copy here or are withheld")
+    if unread:
+        checks["digests"].figures.append(f"{_plural(unread, 'JSON record')} too large or not parseable to read pairs from")
+
+    # -- leaks ------------------------------------------------------------------------------
+    counts = {"KB501": 0, "KB502": 0, "KB503": 0}
+    for p, scan in sorted(scans.items()):
+        for leak in scan.leaks:
+            counts[leak.code] += 1
+            findings.append(Finding(leak.code, p, f"column {leak.col}: {leak.what} that the allow list in provenance.json does not cover", line=leak.line))
+    checks["leaks"].figures.append(
+        f"{_plural(len(scans), 'file')} scanned: {_plural(counts['KB501'], 'private path')}, "
+        f"{_plural(counts['KB502'], 'e-mail address', 'e-mail addresses')}, {_plural(counts['KB503'], 'private IPv4 address', 'private IPv4 addresses')}"
+    )
+
+    # -- pages ------------------------------------------------------------------------------
+    for page in PAGES:
+        scan = scans.get(page)
+        if scan is not None and scan.page_diff is not None:
+            line, want, found = scan.page_diff
+            findings.append(Finding("KB601", page, "differs from the page its template renders from provenance.json and index.json", line=line, expected=want, found=found))
+
+    file_findings(checks, findings)
+    return VerifyReport(str(kit), list(checks.values()))
+
+
+def _check_sums(data: bytes, listed: Mapping[str, Mapping[str, Any]], records: set[str]) -> list[Finding]:
+    """SHA256SUMS in GNU format, listing exactly the record files with index.json's digests."""
+    findings = []
+    seen: set[str] = set()
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    for number, raw in enumerate(lines, 1):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            findings.append(Finding("KB202", kit_index.SUMS, "is not UTF-8", line=number))
+            continue
+        escaped = text.startswith("\\")
+        m = _SUMS_LINE.fullmatch(text[1:] if escaped else text)
+        if not m:
+            findings.append(Finding("KB202", kit_index.SUMS, "is not '<64 hex>  <path>' or '<64 hex> *<path>'", line=number))
+            continue
+        digest, path = m.group(1).lower(), m.group(3)
+        if escaped:
+            # GNU escapes a name holding a backslash or a line break: '\\' and '\n'.
+            path = re.sub(r"\\(.)", lambda e: "\n" if e.group(1) == "n" else e.group(1), path)
+        why = refusal(path)
+        if why:
+            findings.append(Finding("KB207", kit_index.SUMS, f"lists the path {path!r}, which {why}", line=number))
+            continue
+        if path in seen:
+            findings.append(Finding("KB203", kit_index.SUMS, f"lists {path} a second time", line=number))
+            continue
+        seen.add(path)
+        if path not in records:
+            findings.append(Finding("KB205", kit_index.SUMS, f"lists {path}, which is not a record file index.json lists", line=number))
+            continue
+        if digest != listed[path]["sha256"]:
+            a, b = _short(listed[path]["sha256"], digest)
+            findings.append(Finding("KB206", kit_index.SUMS, f"says {b} for {path}; index.json says {a}", line=number, expected=listed[path]["sha256"], found=digest))
+    for path in sorted(records - seen):
+        findings.append(Finding("KB204", path, "is a record file that SHA256SUMS does not list"))
+    return findings
+
+
+def _check_provenance(
+    doc: Mapping[str, Any],
+    records: set[str],
+    scans: Mapping[str, FileScan],
+    counted: list[tuple[Mapping[str, Any], tuple[str, ...] | None]],
+) -> list[Finding]:
+    """Each rule's recorded firings, re-observed in the record files."""
+    findings = []
+    rules = doc["rules"]
+    placeholders = sorted({r["placeholder"] for r in rules if r["primitive"] == "digest"})
+    for i, rule in enumerate(rules):
+        if sum(rule["firings"].values()) != rule["total"]:
+            findings.append(Finding("KB303", kit_index.PROVENANCE, f"rules[{i}] ({rule['name']}) has total {rule['total']:,}; its firings add up to {sum(rule['firings'].values()):,}", expected=str(sum(rule["firings"].values())), found=str(rule["total"])))
+        for path in sorted(rule["firings"]):
+            if path not in records:
+                findings.append(Finding("KB304", kit_index.PROVENANCE, f"rules[{i}] ({rule['name']}) fired in {path!r}, which is not a record file here"))
+    # The placeholder is the one word a rule writes whose count must be exact: it replaced each
+    # withheld digest, and nothing else in a record may look like it.
+    for k, placeholder in enumerate(placeholders):
+        fired: dict[str, int] = {}
+        for rule in rules:
+            if rule["primitive"] == "digest" and rule["placeholder"] == placeholder:
+                for path, n in rule["firings"].items():
+                    fired[path] = fired.get(path, 0) + n
+        for path in sorted(records & set(scans)):
+            scan = scans[path]
+            if scan.error is not None:
+                continue
+            seen = scan.placeholders[k]
+            if seen != fired.get(path, 0):
+                findings.append(Finding("KB301", path, f"holds the placeholder {placeholder} {_times(seen)}; digest-withheld fired here {_times(fired.get(path, 0))}", expected=str(fired.get(path, 0)), found=str(seen)))
+    for j, (rule, _) in enumerate(counted):
+        i = rules.index(rule)
+        for path, n in sorted(rule["firings"].items()):
+            scan = scans.get(path)
+            if scan is None or scan.error is not None or path not in records:
+                continue
+            if scan.words[j] < n:
+                findings.append(Finding("KB302", path, f"holds the words rules[{i}] ({rule['name']}) wrote {_times(scan.words[j])}; it fired here {_times(n)}", expected=f">= {n}", found=str(scan.words[j])))
+    by_folder: dict[str, int] = {}
+    for path in records:
+        top = path.split("/", 1)[0]
+        by_folder[top] = by_folder.get(top, 0) + 1
+    if doc["records"] != len(records):
+        findings.append(Finding("KB305", kit_index.PROVENANCE, f"records says {doc['records']:,}; index.json lists {len(records):,} record files", expected=str(len(records)), found=str(doc["records"])))
+    for i, source in enumerate(doc["sources"]):
+        if source["files"] != by_folder.get(source["as"], 0):
+            findings.append(Finding("KB305", kit_index.PROVENANCE, f"sources[{i}] ({source['as']}) says {source['files']:,} files; index.json lists {by_folder.get(source['as'], 0):,} in {source['as']}/", expected=str(by_folder.get(source["as"], 0)), found=str(source["files"])))
+    return findings
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else ("never" if n == 0 else f"{n:,} times")

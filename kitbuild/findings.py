@@ -1,0 +1,155 @@
+"""Findings: what ``kitbuild verify`` and ``kitbuild check`` report, as values with stable codes.
+
+A finding is never raised: a run collects every one, file by file, and reports them all. Each
+code is stable and has one line of docs in :data:`CODES`, so that users can grep for a code and
+``docs/findings.md`` is rendered from this registry (a test keeps the two equal).
+
+Codes are grouped by the check that produces them:
+
+- KB0xx  schema: index.json and provenance.json against the schemas the package ships
+- KB1xx  completeness: the files on disk against index.json
+- KB2xx  SHA256SUMS
+- KB3xx  provenance in reverse: each rule's recorded firings, re-observed in the files
+- KB4xx  digests printed in records
+- KB5xx  leaks
+- KB6xx  pages
+- KB7xx  (reserved for figures)
+- KB8xx  check: the kit at ``out`` against a fresh build, and the config's private strings
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+CODES: dict[str, str] = {
+    # -- schema ---------------------------------------------------------------------------
+    "KB001": "index.json is not valid UTF-8 JSON.",
+    "KB002": "index.json does not match the schema kitbuild ships (kitbuild/schemas/index.schema.json).",
+    "KB003": "index.json is not laid out as kitbuild writes it (two-space indent, keys in order, a final newline), so it was edited.",
+    "KB004": "provenance.json is missing.",
+    "KB005": "provenance.json is not valid UTF-8 JSON.",
+    "KB006": "provenance.json does not match the schema kitbuild ships (kitbuild/schemas/provenance.schema.json).",
+    "KB007": "provenance.json is not laid out as kitbuild writes it, so it was edited.",
+    "KB008": "provenance.json's size or sha256 differs from what index.json records for it.",
+    # -- completeness ---------------------------------------------------------------------
+    "KB101": "A file on disk is not in index.json.",
+    "KB102": "A file index.json lists is not on disk.",
+    "KB103": "A file's size differs from index.json's.",
+    "KB104": "A file's sha256 differs from index.json's.",
+    "KB105": "index.json lists a path that is refused: absolute, with '..', a backslash, a NUL or an empty part, or one that resolves through a symlink.",
+    "KB106": "A symlink in the kit (verify never follows it).",
+    "KB107": "A device, FIFO, socket or other special file in the kit (verify never opens it).",
+    "KB108": "index.json lists the same path twice.",
+    "KB109": "index.json lists a file the build never lists (itself, provenance.json, README.md or index.html).",
+    "KB110": "index.json's files are not sorted by path.",
+    "KB111": "A file in the kit cannot be read.",
+    # -- SHA256SUMS -----------------------------------------------------------------------
+    "KB201": "SHA256SUMS is missing.",
+    "KB202": "A SHA256SUMS line is not in GNU format ('<64 hex>  <path>' or '<64 hex> *<path>').",
+    "KB203": "SHA256SUMS lists the same path twice.",
+    "KB204": "A record file is not listed in SHA256SUMS.",
+    "KB205": "SHA256SUMS lists a path that is not a record file of the kit.",
+    "KB206": "A SHA256SUMS digest differs from index.json's for the same file.",
+    "KB207": "SHA256SUMS lists a path that is refused: absolute, with '..', a backslash, a NUL or an empty part.",
+    # -- provenance in reverse ------------------------------------------------------------
+    "KB301": "The placeholder occurs in a file a different number of times than digest-withheld fired there.",
+    "KB302": "The words a rule wrote occur in a file fewer times than the rule fired there.",
+    "KB303": "A rule's total is not the sum of its firings.",
+    "KB304": "A rule's firings name a file that is not a record file here.",
+    "KB305": "The record counts in provenance.json (records, sources[].files) differ from the record files here.",
+    "KB306": "index.json lists a file that is neither in a source folder nor one the build writes (SHA256SUMS, the travelling template).",
+    "KB307": "index.json and provenance.json name different kits.",
+    # -- digests printed in records -------------------------------------------------------
+    "KB401": "A record pairs a kit file's path with a digest that is neither that file's sha256 nor the placeholder.",
+    "KB402": "A digest a record prints is unresolved: no file here has it, it is not withheld and provenance.json does not declare it external.",
+    # -- leaks ----------------------------------------------------------------------------
+    "KB501": "A private path shape (/home/..., /Users/..., /root/..., /mnt/..., C:\\Users\\..., file://...) that the allow list does not cover.",
+    "KB502": "An e-mail address that the allow list does not cover.",
+    "KB503": "A private IPv4 address (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16) that the allow list does not cover.",
+    # -- pages ----------------------------------------------------------------------------
+    "KB601": "A page (README.md, index.html) differs from the one its template renders from the kit's own data.",
+    "KB602": "A page's template cannot be rendered in the sandbox (an error, or a reach for Python internals).",
+    "KB603": "A page (README.md, index.html) is missing.",
+    "KB604": "provenance.pages names a template that is not a listed file under _templates/ of the kit.",
+    # -- check ----------------------------------------------------------------------------
+    "KB801": "A file of the kit at 'out' differs from the same file of a fresh build.",
+    "KB802": "A fresh build writes a file that the kit at 'out' lacks.",
+    "KB803": "The kit at 'out' holds a file a fresh build does not write.",
+    "KB804": "A private string the config names (a source path, a map key, a box name, an original digest) is in the kit.",
+    "KB805": "There is no kit at the config's 'out'.",
+}
+
+# The check each group of codes belongs to, in report order.
+CHECKS: dict[str, str] = {
+    "schema": "Schema",
+    "completeness": "Completeness",
+    "sums": "SHA256SUMS",
+    "provenance": "Provenance in reverse",
+    "digests": "Digests printed in records",
+    "leaks": "Leaks",
+    "pages": "Pages",
+}
+_GROUP = {"0": "schema", "1": "completeness", "2": "sums", "3": "provenance", "4": "digests", "5": "leaks", "6": "pages", "8": "check"}
+
+
+def check_of(code: str) -> str:
+    """The id of the check a code belongs to (``KB104`` -> ``completeness``)."""
+    return _GROUP[code[2]]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing that does not hold, at a kit path (and a line, where it applies)."""
+
+    code: str
+    path: str
+    message: str
+    line: int | None = None
+    expected: str | None = None
+    found: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.code not in CODES:
+            raise ValueError(f"unknown finding code {self.code!r}")
+
+    @property
+    def where(self) -> str:
+        return self.path if self.line is None else f"{self.path}:{self.line}"
+
+    def __str__(self) -> str:
+        return f"{self.code} {self.where}: {self.message}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "path": self.path,
+            "line": self.line,
+            "message": self.message,
+            "expected": self.expected,
+            "found": self.found,
+        }
+
+    def sort_key(self) -> tuple[str, int, str, str]:
+        return (self.path, self.line or 0, self.code, self.message)
+
+
+def findings_markdown() -> str:
+    """docs/findings.md, rendered from :data:`CODES`."""
+    titles = {**CHECKS, "check": "kitbuild check"}
+    lines = [
+        "# Finding codes",
+        "",
+        "<!-- Generated from kitbuild/findings.py (CODES); tests/commands/verify_test.py keeps it equal. -->",
+        "",
+        "`kitbuild verify` and `kitbuild check` report every finding with one of these stable codes,",
+        "a kit path and, where it applies, a line. KB7xx is reserved.",
+    ]
+    group = None
+    for code, doc in CODES.items():
+        if check_of(code) != group:
+            group = check_of(code)
+            lines += ["", f"## {titles[group]}", "", "| Code | What it means |", "|---|---|"]
+        escaped = doc.replace("|", "\\|")
+        lines.append(f"| {code} | {escaped} |")
+    return "\n".join(lines) + "\n"

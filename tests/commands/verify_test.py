@@ -1,0 +1,449 @@
+"""kitbuild verify: a kit checked in reverse (issue 3)."""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+from .verify_kits import EXTERNAL, PLACEHOLDER, build_kit, copy_kit, edit_json, refresh
+
+from kitbuild.cli import app
+from kitbuild.commands.verify import verify
+from kitbuild.filescan import ScanPlan, scan_blocks
+from kitbuild.findings import CODES, Finding, findings_markdown
+from kitbuild.kitfs import FolderKit, MemberError, NotAKitError
+from kitbuild.verify_report import verify_json, verify_text
+
+ROOT = Path(__file__).resolve().parents[2]
+LS = "learned-sparse-2026-11-07"
+LOCK = f"{LS}/full-s1/run/lock.json"
+ROWS = f"{LS}/full-s1/run/rows.ndjson"
+READING = f"{LS}/full-s1/score/reading.json"
+NOTES = f"{LS}/notes.txt"
+BENIGN_TEMPLATE = "# {{ title }}\n\n{% for f in files %}- {{ f.path }}\n{% endfor %}"
+HOSTILE_TEMPLATE = "# {{ title }}\n\n{{ ''.__class__.__mro__[1].__subclasses__() }}\n"
+
+
+@pytest.fixture(scope="module")
+def kit(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The small bench's kit, built once for the module; tests break copies of it."""
+    return build_kit(tmp_path_factory.mktemp("bench"))
+
+
+@pytest.fixture(scope="module")
+def template_kit(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same kit with a README template that travels with it."""
+    return build_kit(tmp_path_factory.mktemp("bench-template"), template=BENIGN_TEMPLATE)
+
+
+@pytest.fixture
+def copy(kit: Path, tmp_path: Path) -> Path:
+    return copy_kit(kit, tmp_path / "kit")
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, list(args))
+    # A traceback would arrive here as an exception other than SystemExit.
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+# -- a fresh kit --------------------------------------------------------------------------------
+
+
+FRESH_REPORT = """\
+✓ Schema: index.json: matches its schema, 7 entries; provenance.json: matches its schema, 3 rules
+✓ Completeness: 6 record files check against index.json (of 6 listed)
+    7 files listed, 11 files on disk
+✓ SHA256SUMS: 6 lines for 6 record files
+✓ Provenance in reverse: 3 rules: 5 firings in 2 files, re-observed in the records
+✓ Digests printed in records: 5 digests printed in records: 2 check against the copy here, 1 withheld, 2 external, 0 unresolved
+    3 path and digest pairs: 3 agree with the copy here or are withheld
+✓ Leaks: 11 files scanned: 0 private paths, 0 e-mail addresses, 0 private IPv4 addresses
+✓ Pages: README.md and index.html re-rendered from provenance.json and index.json with the built-in templates, in the sandbox"""
+
+
+def test_a_fresh_kit_passes_every_check(kit: Path) -> None:
+    report = verify(kit)
+    assert report.findings == []
+    assert report.exit_code == 0
+    text = verify_text(report)
+    assert text == f"kitbuild verify {kit}: every check passes\n" + FRESH_REPORT
+
+
+def test_cli_prints_the_report_and_exits_0(kit: Path) -> None:
+    code, out, _ = run_cli("verify", str(kit))
+    assert code == 0
+    assert out.rstrip("\n").endswith(FRESH_REPORT)
+
+
+def test_json_holds_the_same_content(kit: Path) -> None:
+    code, out, _ = run_cli("verify", str(kit), "--json")
+    assert code == 0
+    document = orjson.loads(out)
+    assert document["ok"] is True and document["findings"] == 0
+    assert [c["id"] for c in document["checks"]] == ["schema", "completeness", "sums", "provenance", "digests", "leaks", "pages"]
+    text_figures = [line.split(": ", 1)[1] if not line.startswith("    ") else line.strip() for line in FRESH_REPORT.splitlines()]
+    assert [f for c in document["checks"] for f in c["figures"]] == text_figures
+
+
+def test_a_travelling_template_is_rendered_and_checked(template_kit: Path) -> None:
+    report = verify(template_kit)
+    assert report.findings == []
+    assert report.check("pages").figures == [
+        "README.md and index.html re-rendered from provenance.json and index.json with _templates/README.md.j2 and the built-in index page template, in the sandbox"
+    ]
+
+
+# -- each finding code is produced --------------------------------------------------------------
+
+Scenario = Callable[[Path, pytest.MonkeyPatch], None]
+
+
+def _append(path: Path, data: bytes) -> None:
+    path.write_bytes(path.read_bytes() + data)
+
+
+def _replace(path: Path, old: bytes, new: bytes) -> None:
+    data = path.read_bytes()
+    assert old in data
+    path.write_bytes(data.replace(old, new))
+
+
+def _sums_lines(kit: Path, change: Callable[[list[bytes]], list[bytes]]) -> None:
+    lines = (kit / "SHA256SUMS").read_bytes().splitlines(keepends=True)
+    (kit / "SHA256SUMS").write_bytes(b"".join(change(lines)))
+
+
+def _index_files(kit: Path, change: Callable[[list[dict]], None]) -> None:
+    edit_json(kit / "index.json", lambda d: change(d["files"]))
+
+
+def _unreadable(kit: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Root reads any file whatever its mode, so a permission error is simulated at the reader.
+    real = FolderKit.open
+
+    def refusing(self: FolderKit, path: str):  # type: ignore[no-untyped-def]
+        if path == NOTES:
+            raise MemberError(path, "cannot be read (permission denied)", "unreadable")
+        return real(self, path)
+
+    monkeypatch.setattr(FolderKit, "open", refusing)
+
+
+def _hostile_template(kit: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (kit / "_templates" / "README.md.j2").write_text(HOSTILE_TEMPLATE, encoding="utf-8")
+    refresh(kit)
+
+
+SCENARIOS: dict[str, Scenario] = {
+    "KB001": lambda k, m: (k / "index.json").write_bytes(b'{"kit": "\xff"}\n'),
+    "KB002": lambda k, m: (k / "index.json").write_bytes(b"[1, 2, 3]\n"),
+    "KB003": lambda k, m: (k / "index.json").write_bytes((k / "index.json").read_bytes().replace(b"\n  ", b"\n    ")),
+    "KB004": lambda k, m: (k / "provenance.json").unlink(),
+    "KB005": lambda k, m: _replace(k / "provenance.json", b"A kit to verify", b"A kit to verif\xff"),
+    "KB006": lambda k, m: (edit_json(k / "provenance.json", lambda d: d["tool"].update(name="other")), refresh(k)),
+    "KB007": lambda k, m: (_replace(k / "provenance.json", b'"kit": ', b'"kit":  '), refresh(k)),
+    "KB008": lambda k, m: edit_json(k / "provenance.json", lambda d: d["tool"].update(version="9.9.9")),
+    "KB101": lambda k, m: (k / "extra.txt").write_bytes(b"x\n"),
+    "KB102": lambda k, m: (k / ROWS).unlink(),
+    "KB103": lambda k, m: _append(k / NOTES, b"!"),
+    "KB104": lambda k, m: _replace(k / NOTES, b"night", b"day!!"),
+    "KB105": lambda k, m: _index_files(k, lambda f: f.insert(0, {"path": "../outside.txt", "size": 1, "sha256": "0" * 64})),
+    "KB106": lambda k, m: (k / "pw").symlink_to("/etc/passwd"),
+    "KB107": lambda k, m: os.mkfifo(k / "fifo"),
+    "KB108": lambda k, m: _index_files(k, lambda f: f.insert(1, dict(f[1]))),
+    "KB109": lambda k, m: _index_files(k, lambda f: f.insert(0, {"path": "README.md", "size": 1, "sha256": "0" * 64})),
+    "KB110": lambda k, m: _index_files(k, lambda f: f.reverse()),
+    "KB111": _unreadable,
+    "KB201": lambda k, m: (k / "SHA256SUMS").unlink(),
+    "KB202": lambda k, m: _sums_lines(k, lambda lines: lines + [b"not a sum line\n"]),
+    "KB203": lambda k, m: _sums_lines(k, lambda lines: lines + lines[:1]),
+    "KB204": lambda k, m: _sums_lines(k, lambda lines: lines[1:]),
+    "KB205": lambda k, m: _sums_lines(k, lambda lines: lines + [b"0" * 64 + b"  index.json\n"]),
+    "KB206": lambda k, m: _sums_lines(k, lambda lines: [b"0" * 64 + lines[0][64:]] + lines[1:]),
+    "KB207": lambda k, m: _sums_lines(k, lambda lines: lines + [b"0" * 64 + b"  ../../etc/passwd\n"]),
+    "KB301": lambda k, m: (_replace(k / READING, PLACEHOLDER.encode(), b"f" * 64), refresh(k)),
+    "KB302": lambda k, m: (_replace(k / LOCK, b"desktop", b"laptop!"), refresh(k)),
+    "KB303": lambda k, m: (edit_json(k / "provenance.json", lambda d: d["rules"][0].update(total=99)), refresh(k)),
+    "KB304": lambda k, m: (edit_json(k / "provenance.json", lambda d: d["rules"][0]["firings"].update({f"{LS}/nope.json": 1})), refresh(k)),
+    "KB305": lambda k, m: (edit_json(k / "provenance.json", lambda d: d.update(records=99)), refresh(k)),
+    "KB306": lambda k, m: (
+        (k / "stray").mkdir(),
+        (k / "stray" / "x.txt").write_bytes(b"x\n"),
+        _index_files(k, lambda f: f.append({"path": "stray/x.txt", "size": 2, "sha256": "0" * 64})),
+    ),
+    "KB307": lambda k, m: (edit_json(k / "index.json", lambda d: d.update(kit="another-kit")), refresh(k)),
+    "KB401": lambda k, m: (_pair_wrong(k), refresh(k)),
+    "KB402": lambda k, m: (_append(k / NOTES, b"\nsha " + b"ab" * 32), refresh(k)),
+    "KB501": lambda k, m: (_append(k / NOTES, b"\nread /home/bob/data"), refresh(k)),
+    "KB502": lambda k, m: (_append(k / NOTES, b"\nmail bob@example.org"), refresh(k)),
+    "KB503": lambda k, m: (_append(k / NOTES, b"\nhost 192.168.1.20"), refresh(k)),
+    "KB601": lambda k, m: _append(k / "README.md", b"one more line\n"),
+    "KB602": _hostile_template,
+    "KB603": lambda k, m: (k / "index.html").unlink(),
+    "KB604": lambda k, m: (edit_json(k / "provenance.json", lambda d: d["pages"].update({"README.md": "_templates/gone.j2"})), refresh(k)),
+}
+
+
+def _pair_wrong(kit: Path) -> None:
+    # The mapping entry for the row file now carries the external dataset's digest.
+    edit_json(kit / READING, lambda d: d["digests"].update({ROWS: EXTERNAL}))
+
+
+def test_every_verify_code_has_a_scenario() -> None:
+    assert set(SCENARIOS) == {code for code in CODES if not code.startswith("KB8")}
+
+
+@pytest.mark.parametrize("code", sorted(SCENARIOS))
+def test_each_code_is_produced(code: str, kit: Path, template_kit: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = copy_kit(template_kit if code == "KB602" else kit, tmp_path / "kit")
+    SCENARIOS[code](target, monkeypatch)
+    report = verify(target)
+    assert code in report.codes(), verify_text(report)
+    assert report.exit_code == 1
+
+
+# -- exact findings -----------------------------------------------------------------------------
+
+
+def test_a_pair_that_disagrees_names_key_path_and_both_digests(copy: Path) -> None:
+    actual = hashlib.sha256(FolderKit(copy).read(ROWS)).hexdigest()
+    _pair_wrong(copy)
+    refresh(copy)
+    [finding] = [f for f in verify(copy).findings if f.code == "KB401"]
+    assert str(finding) == f"KB401 {READING}:11: digests[\"{ROWS}\"] says d6f2… for {ROWS}; the copy here has {actual[:4]}…"
+    assert (finding.expected, finding.found) == (actual, EXTERNAL)
+
+
+def test_an_edited_placeholder_is_caught_even_with_index_and_sums_fixed_up(copy: Path) -> None:
+    _replace(copy / READING, PLACEHOLDER.encode(), b"f" * 64)
+    refresh(copy)
+    codes = {f.code: f for f in verify(copy).findings}
+    assert str(codes["KB301"]) == f"KB301 {READING}: holds the placeholder {PLACEHOLDER} never; digest-withheld fired here once"
+    assert "KB402" in codes  # the digest put in its place resolves to nothing
+
+
+def test_findings_never_stop_at_the_first(copy: Path) -> None:
+    _append(copy / NOTES, b"!")
+    _append(copy / ROWS, b"!")
+    (copy / "SHA256SUMS").unlink()
+    report = verify(copy)
+    assert {(f.code, f.path) for f in report.findings} >= {
+        ("KB103", NOTES), ("KB104", NOTES), ("KB103", ROWS), ("KB104", ROWS), ("KB201", "SHA256SUMS"), ("KB102", "SHA256SUMS"),
+    }
+
+
+def test_sums_accepts_binary_markers(copy: Path) -> None:
+    _sums_lines(copy, lambda lines: [line[:64] + b" *" + line[66:] for line in lines])
+    sums = (copy / "SHA256SUMS").read_bytes()
+    _index_files(copy, lambda files: [f.update(size=len(sums), sha256=hashlib.sha256(sums).hexdigest()) for f in files if f["path"] == "SHA256SUMS"])
+    assert verify(copy).findings == []
+
+
+# -- hostile kits: findings or exit 2, never a traceback, never a read outside ---------------
+
+
+@pytest.fixture
+def no_reads_outside(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Record every absolute path opened with open() or os.open() outside the kit's own tmp tree."""
+    opened: list[str] = []
+    real_open, real_os_open = builtins.open, os.open
+
+    def spy_open(file, *args, **kwargs):  # type: ignore[no-untyped-def]
+        opened.append(os.fspath(file) if not isinstance(file, int) else "")
+        return real_open(file, *args, **kwargs)
+
+    def spy_os_open(path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        opened.append(os.fspath(path))
+        return real_os_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", spy_open)
+    monkeypatch.setattr(os, "open", spy_os_open)
+    return opened
+
+
+def test_a_symlink_to_etc_passwd_is_a_finding_and_never_read(copy: Path, no_reads_outside: list[str]) -> None:
+    (copy / "pw").symlink_to("/etc/passwd")
+    (copy / LS / "link.json").symlink_to("/etc/passwd")
+    _index_files(copy, lambda f: f.append({"path": "pw", "size": 1, "sha256": "0" * 64}))
+    report = verify(copy)
+    assert not any(p.startswith("/etc") for p in no_reads_outside)
+    messages = {str(f) for f in report.findings}
+    assert "KB106 pw: is a symlink; a kit holds regular files only, and verify never follows a link" in messages
+    assert "KB105 index.json: lists pw, which resolves through a symlink; verify does not open it" in messages
+    assert f"KB106 {LS}/link.json: is a symlink; a kit holds regular files only, and verify never follows a link" in messages
+
+
+def test_the_reader_refuses_paths_through_a_symlinked_folder(copy: Path) -> None:
+    (copy / "up").symlink_to("/etc")
+    with pytest.raises(MemberError, match="resolves through the symlink up"):
+        FolderKit(copy).open("up/passwd")
+
+
+@pytest.mark.parametrize(
+    "path, why",
+    [("/etc/passwd", "is absolute"), ("../x", "climbs out of the kit with '..'"), ("a\\b", "holds a backslash"),
+     ("a\0b", "holds a NUL byte"), ("a//b", "has an empty or '.' part"), ("C:/x", "is absolute")],
+)
+def test_the_reader_refuses_paths_that_leave_the_kit(kit: Path, path: str, why: str) -> None:
+    with pytest.raises(MemberError) as caught:
+        FolderKit(kit).open(path)
+    assert caught.value.reason == why
+
+
+def test_a_path_climbing_out_in_index_json_is_refused(copy: Path, no_reads_outside: list[str]) -> None:
+    _index_files(copy, lambda f: f.insert(0, {"path": "../../../etc/passwd", "size": 1, "sha256": "0" * 64}))
+    code, out, _ = run_cli("verify", str(copy))
+    assert code == 1
+    assert "KB105 index.json: lists the path '../../../etc/passwd', which climbs out of the kit with '..'; verify does not open it" in out
+    assert not any(p.startswith("/etc") for p in no_reads_outside)
+
+
+def test_a_path_climbing_out_in_sha256sums_is_refused(copy: Path) -> None:
+    _sums_lines(copy, lambda lines: lines + [b"0" * 64 + b"  ../../etc/passwd\n"])
+    code, out, _ = run_cli("verify", str(copy))
+    assert code == 1
+    assert "KB207 SHA256SUMS:7: lists the path '../../etc/passwd', which climbs out of the kit with '..'" in out
+
+
+def test_a_template_reaching_for_python_internals_is_a_finding(template_kit: Path, tmp_path: Path) -> None:
+    copy = copy_kit(template_kit, tmp_path / "kit")
+    _hostile_template(copy, pytest.MonkeyPatch())
+    code, out, _ = run_cli("verify", str(copy))
+    assert code == 1
+    [line] = [line for line in out.splitlines() if "KB602" in line]
+    assert line.startswith("  KB602 _templates/README.md.j2: cannot be rendered in the sandbox: README.md: the kit's own template README.md.j2 cannot be rendered: SecurityError:")
+
+
+def test_invalid_utf8_in_json_is_a_finding(copy: Path) -> None:
+    _replace(copy / "provenance.json", b"A kit to verify", b"A kit to verif\xff")
+    code, out, _ = run_cli("verify", str(copy))
+    assert code == 1
+    assert re.search(r"KB005 provenance\.json:\d+: is not valid UTF-8 JSON", out)
+
+
+def test_index_json_that_is_a_list_of_numbers(copy: Path) -> None:
+    (copy / "index.json").write_bytes(b"[1, 2, 3]\n")
+    code, out, _ = run_cli("verify", str(copy))
+    assert code == 1
+    assert "KB002 index.json: (top level): must be of type object" in out
+
+
+def test_a_missing_sha256sums(copy: Path) -> None:
+    (copy / "SHA256SUMS").unlink()
+    code, out, _ = run_cli("verify", str(copy))
+    assert code == 1
+    assert "KB201 SHA256SUMS: is missing; the build writes it for sha256sum -c" in out
+
+
+def test_a_100_mb_line_is_read_in_bounded_blocks(copy: Path) -> None:
+    line = b"x" * (100 << 20)
+    with open(copy / NOTES, "ab") as f:
+        f.write(b"\n" + line + b" mail bob@example.org\n")
+    refresh(copy)
+    report = verify(copy)
+    assert report.codes() == {"KB502", "KB601"}  # the README lists the file's old size and digest
+    [finding] = [f for f in report.findings if f.code == "KB502"]
+    assert str(finding) == f"KB502 {NOTES}:3: column {len(line) + 7}: an e-mail address that the allow list in provenance.json does not cover"
+
+
+@pytest.mark.parametrize("make", ["missing", "file", "empty", "index_link"])
+def test_not_a_kit_exits_2(tmp_path: Path, make: str) -> None:
+    target = tmp_path / "k"
+    if make == "file":
+        target.write_text("x")
+    elif make == "empty":
+        target.mkdir()
+    elif make == "index_link":
+        target.mkdir()
+        (target / "index.json").symlink_to("/etc/passwd")
+    code, _, err = run_cli("verify", str(target))
+    assert code == 2
+    expected = {
+        "missing": f"kitbuild: {target}: no such folder. Give the folder a kit was unpacked into.",
+        "file": f"kitbuild: {target}: is not a folder. Give the folder a kit was unpacked into.",
+        "empty": f"kitbuild: {target}: index.json is not in the kit; a kit has an index.json at its root.",
+        "index_link": f"kitbuild: {target}: index.json resolves through the symlink index.json; a kit has an index.json at its root.",
+    }[make]
+    assert err.strip() == expected
+    with pytest.raises(NotAKitError):
+        verify(target)
+
+
+# -- the property: any change to a kit file is caught, and named -------------------------------
+
+TARGETS = [LOCK, ROWS, READING, NOTES, f"{LS}/full-s1/run/weights.bin", "longmemeval-2026-10/a0/rows.tsv", "index.json", "SHA256SUMS", "provenance.json"]
+
+
+def _named(findings: list[Finding], path: str) -> bool:
+    return any(f.path == path or re.search(r"(?<![\w/.-])" + re.escape(path) + r"(?![\w/.-])", f.message) for f in findings)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    target=st.sampled_from(TARGETS),
+    mutation=st.sampled_from(["byte", "truncate", "delete", "add", "rename"]),
+    where=st.floats(min_value=0, max_value=1, exclude_max=True),
+    value=st.integers(min_value=1, max_value=255),
+)
+def test_any_change_to_a_kit_file_is_caught_and_named(kit: Path, target: str, mutation: str, where: float, value: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = copy_kit(kit, Path(tmp) / "kit")
+        path = copy / target
+        data = path.read_bytes()
+        named = target
+        if mutation == "byte":
+            i = int(where * len(data))
+            path.write_bytes(data[:i] + bytes([data[i] ^ value]) + data[i + 1 :])
+        elif mutation == "truncate":
+            path.write_bytes(data[: int(where * len(data))])
+        elif mutation == "delete":
+            path.unlink()
+        elif mutation == "add":
+            named = target + ".orig"
+            (copy / named).write_bytes(data)
+        else:
+            path.rename(copy / (target + ".renamed"))
+        if target == "index.json" and mutation in ("delete", "rename"):
+            with pytest.raises(NotAKitError, match="index.json is not in the kit"):
+                verify(copy)
+            return
+        report = verify(copy)
+        assert report.exit_code == 1
+        assert _named(report.findings, named), verify_text(report)
+
+
+# -- the report and the docs ------------------------------------------------------------------
+
+
+def test_json_report_is_deterministic(copy: Path) -> None:
+    _append(copy / NOTES, b"!")
+    assert verify_json(verify(copy)) == verify_json(verify(copy))
+
+
+def test_every_code_is_documented_in_docs_findings_md() -> None:
+    assert (ROOT / "docs" / "findings.md").read_text(encoding="utf-8") == findings_markdown()
+    assert all(CODES[code].strip() for code in CODES)
+
+
+def test_window_matches_span_block_edges() -> None:
+    """A digest, a placeholder and a leak cut by a block edge are each found once, on the right line."""
+    digest = "ab" * 32
+    data = (b"y" * 1000 + b"\n") * 30 + b"see sha256:" + digest.encode() + b" w-1 /home/bob\n"
+    plan = ScanPlan(records=frozenset({"r.txt"}), paths=frozenset(), placeholders=("w-1",))
+    for size in (61, 4096, 1 << 20):
+        scan = scan_blocks("r.txt", (data[i : i + size] for i in range(0, len(data), size)), plan)
+        assert scan.digests == {digest: [1, 31]}
+        assert scan.placeholders == [1]
+        assert [(leak.code, leak.line, leak.col) for leak in scan.leaks] == [("KB501", 31, 81)]
