@@ -1,0 +1,53 @@
+"""The kit.yaml a researcher would write beside this bench to publish it."""
+
+from __future__ import annotations
+
+SUMMARY = (
+    "A synthetic bench, drawn from fixed seeds, shaped like the LongMemEval-S runs behind the "
+    "Reciprocal rank fusion page: the October bench (BM25, nomic-embed-text, their fusion and the "
+    "BGE-small fusion) and the learned-sparse run of 2026-11-07 with its six fusions, recounts and "
+    "registered comparisons. Its questions, sessions and lists are invented; its counts match the page."
+)
+
+NOT_HERE = (
+    "The registrations and the bench's internal results records are not here: they name machines, "
+    "people and private paths, and the page states each rule it uses in words. No question, answer or "
+    "chat session text is here either; LongMemEval is public, and every lock pins the file it was read "
+    "from by sha256. The embedding vectors, the logs, the smoke runs and the arms that were cut or never "
+    "scored are left out because no figure on the page reads them."
+)
+
+
+def kit_yaml(harness_sha256: str) -> str:
+    return f"""kit: rrf-data-kit
+title: "Reciprocal rank fusion: the data kit"
+date: 2026-11-09
+licence: CC-BY-4.0
+summary: "{SUMMARY}"
+out: ./kit
+sources:
+  - path: bench/lme-2026-10
+    as: longmemeval-2026-10
+    about: "the October bench, registered before its first score"
+  - path: bench/ls-2026-11-07
+    as: learned-sparse-2026-11-07
+    about: "the second registered run, on 2026-11-07"
+    include: ["full-s1/**", "s2-skip.json"]
+    exclude: ["full-s1/logs/**"]
+rules:
+  - use: record-path-to-kit-path
+    with:
+      map: {{/scratch/u7/runs/lme-2026-10: longmemeval-2026-10}}
+  - use: box-name-to-role
+    with:
+      names: {{gpu-b17.cluster.example.net: desktop, gpu-b17: desktop}}
+      fields: [route]
+  - use: digest-withheld
+    with:
+      placeholder: withheld-2026-09-29
+external_digests:
+  d6f21ea9d60a0d56f34a05b609c79c88a451d2ae03597821ea3d5a9678c3a442: "longmemeval_s_cleaned.json, the public dataset"
+  {harness_sha256}: "the bench harness, pinned by every lock"
+readme:
+  not_here: "{NOT_HERE}"
+"""
