@@ -88,7 +88,8 @@ def _references(recount: Recount, figure: Mapping[str, Any]) -> list[tuple[str, 
         key = next((k for k, v in figure.items() if v == ref or (isinstance(v, list) and ref in v)), "recount")
         out.append((key, ref))
     if "equals" in figure:
-        out.append(("equals", figure["equals"]))
+        # 'equals' may name a part: 'family_holm.f1_vs_a0' checks against that figure's part.
+        out.append(("equals", figure["equals"].split(".", 1)[0]))
     return out
 
 
@@ -103,8 +104,8 @@ def _order(spec: Mapping[str, Any], recounts: Mapping[str, Recount], where: Wher
             circle = trail[trail.index(name):] + [name]
             raise FigureSpecError(f"{locate(where, [*prefix, circle[0]])}: the figures {' -> '.join(circle)} refer to each other in a circle")
         state[name] = "open"
-        for _, ref in _references(recounts[name], spec[name]):
-            if ref != spec[name].get("equals"):
+        for key, ref in _references(recounts[name], spec[name]):
+            if key != "equals":  # checks run after every figure is computed, so they never order
                 visit(ref, [*trail, name])
         state[name] = "done"
         order.append(name)
@@ -133,11 +134,11 @@ def evaluate(
     for name in _order(spec, recounts, where, ("figures",)):
         figure, recount = spec[name], recounts[name]
         try:
-            missing = [ref for _, ref in _references(recount, figure) if ref != figure.get("equals") and ref not in computed]
+            missing = [ref for key, ref in _references(recount, figure) if key != "equals" and ref not in computed]
             if missing:
                 raise FigureError(name, f"it is computed from {missing[0]!r}, which cannot be computed")
-            value = recount.compute(figure, Context(name, figure, reader, computed))
-            value = _finish(name, figure, recount, value, Context(name, figure, reader, computed))
+            ctx = Context(name, figure, reader, computed)
+            value = _finish(name, figure, recount, recount.compute(figure, ctx), ctx)
         except FigureError as exc:
             if errors is None:
                 raise
@@ -146,8 +147,14 @@ def evaluate(
         computed[name] = value
     for name, value in list(computed.items()):
         other = spec[name].get("equals")
-        if other is not None and other in computed:
-            computed[name] = dataclasses.replace(value, checks=(*value.checks, _equals(name, value, other, computed[other])))
+        if other is None or other.split(".", 1)[0] not in computed:
+            continue
+        target = _target(other, computed)
+        if target is None:
+            check = Check(name, "equals", other, False, expected="not a part of that figure", found=_shown(value))
+            computed[name] = dataclasses.replace(value, checks=(*value.checks, check))
+        else:
+            computed[name] = dataclasses.replace(value, checks=(*value.checks, _equals(name, value, other, target)))
     return {name: computed[name] for name in spec if name in computed}
 
 
@@ -189,6 +196,15 @@ def same_value(a: Any, b: Any) -> bool:
         return a == b
     fa, fb = float(a), float(b)
     return abs(fa - fb) <= RELATIVE_TOLERANCE * max(1.0, abs(fa), abs(fb))
+
+
+def _target(reference: str, computed: Mapping[str, FigureValue]) -> FigureValue | None:
+    # None when the figure could not be computed (its own error says so) or has no such part.
+    figure, *parts = reference.split(".")
+    value = computed.get(figure)
+    for part in parts:
+        value = value.parts.get(part) if value is not None else None
+    return value
 
 
 def _equals(name: str, value: FigureValue, other_name: str, other: FigureValue) -> Check:

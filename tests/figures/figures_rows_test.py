@@ -218,3 +218,16 @@ def test_collecting_errors_computes_the_rest(kit):
         "figure 'gone' cannot be computed: gone.json: no such file in the kit",
         "figure 'pair' cannot be computed: it is computed from 'gone', which cannot be computed",
     ]
+
+
+def test_equals_may_name_a_part_of_a_figure(kit):
+    files = {"r.ndjson": [{"qid": "a", "x": True, "y": False}, {"qid": "b", "x": True, "y": False}], "f.json": {"only": 2}}
+    spec = {
+        "x": {"recount": "count", "rows": "r.ndjson", "where": {"/x": True}},
+        "y": {"recount": "count", "rows": "r.ndjson", "where": {"/y": True}},
+        "t": {"recount": "mcnemar_exact", "a": "x", "b": "y"},
+        "stored_only": {"recount": "read", "file": "f.json", "pointer": "/only", "equals": "t.a_only"},
+        "stored_gone": {"recount": "read", "file": "f.json", "pointer": "/only", "equals": "t.c_only"},
+    }
+    [check] = failed_checks(evaluate(spec, kit(files)))
+    assert check.message() == "stored_gone: equals t.c_only does not hold: stored_gone is 2, t.c_only is not a part of that figure"
