@@ -164,4 +164,3 @@ def calibrate(questions: Sequence[Question], seed: int, rounds: int = 200) -> li
             if released:
                 spare[position] = (index, *released)
     raise RuntimeError(f"calibration did not meet its targets: {dict(zip(_NAMES, totals))}")
-

@@ -37,8 +37,10 @@ _LIFT_SPREAD = 2.5
 
 # Standard normal draws by table lookup: the bench redraws lists thousands of
 # times while it calibrates, and random.gauss is the slowest step of a draw.
+# Rounded so that a last-bit difference in the platform's log() cannot change
+# a table entry, and with it every list drawn after.
 _NORMAL_BITS = 12
-_NORMAL = tuple(NormalDist().inv_cdf((i + 0.5) / (1 << _NORMAL_BITS)) for i in range(1 << _NORMAL_BITS))
+_NORMAL = tuple(round(NormalDist().inv_cdf((i + 0.5) / (1 << _NORMAL_BITS)), 6) for i in range(1 << _NORMAL_BITS))
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,10 @@ def draw_rankings(question: Question, rng: random.Random) -> Rankings:
 
     # A hard question lowers every gold session for every retriever at once,
     # so misses cluster on the same questions across lists.
-    lift = _LIFT - _LIFT_SPREAD * rng.random() ** 3
+    hardness = rng.random()
+    # Multiplied out rather than ** 3: pow() comes from the platform's libm,
+    # while a product is rounded the same way everywhere.
+    lift = _LIFT - _LIFT_SPREAD * hardness * hardness * hardness
     relevance = [_SHARED * e for e in errors()]
     # The first gold session stands out more than the rest: with several
     # answer-holding sessions, finding one is far easier than finding them all.
