@@ -240,7 +240,10 @@ def write_sparse(tree: Tree, questions: Sequence[Question], lists: Sequence[Rank
     }
     tree.put(FUSE, json_bytes(fuse_record))
 
-    rescores = {"s1": _rescore(tree, S1_ROWS, "search", {"every@5": every_at_5(s1)})}
+    # Each recount is checked against the summary its producer wrote: S1's
+    # run.json, and fuse.json for the blends.
+    run_summary = json.loads(tree.files[S1_RUN])["summary"]
+    rescores = {"s1": _rescore(tree, S1_ROWS, "search", run_summary)}
     for name in blends:
         summary = fuse_record["blends"][name]
         rescores[name] = _rescore(tree, _rows_file(name), "top10", {k: summary[k] for k in ("every@5", "any@5")})
