@@ -1,7 +1,7 @@
 """README.md and index.html (issue 2, point 7), checked against golden files.
 
 The golden files in tests/golden/sample-kit/ are the pages, provenance.json and index.json the
-sample bench (tests/conftest.py) builds into. After an intended change to a template, a rule's
+sample bench (tests/kittest.py) builds into. After an intended change to a template, a rule's
 sentence or the layout of those files, regenerate them and review the diff:
 
     KITBUILD_REGOLD=1 python -m pytest tests/pages_test.py
@@ -18,7 +18,7 @@ import pytest
 from kitbuild import build
 from kitbuild.pages import TemplateError, page_context, render_pages
 
-from conftest import make_files, read_tree, write_kit, write_sample_bench
+from kittest import make_files, read_tree, write_kit, write_sample_bench
 
 GOLDEN = Path(__file__).parent / "golden" / "sample-kit"
 GOLDEN_FILES = ("README.md", "index.html", "provenance.json", "index.json")

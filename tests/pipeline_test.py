@@ -10,7 +10,7 @@ from kitbuild.leaks import LeakFinding
 from kitbuild.pipeline import FileJob, Plan, line_chunks, run_file, run_files
 from kitbuild.rules import builtin_rule
 
-from conftest import sha256
+from kittest import sha256
 
 SOURCE = "/x/ls-2026-11-07"
 AS = "learned-sparse-2026-11-07"

@@ -17,7 +17,7 @@ import pytest
 
 from kitbuild import build
 
-from conftest import read_tree, write_sample_bench
+from kittest import read_tree, write_sample_bench
 
 REPO = Path(__file__).resolve().parent.parent
 

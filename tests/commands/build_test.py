@@ -13,7 +13,7 @@ import yaml
 from kitbuild import build
 from kitbuild.errors import LeakError, UnsafeRewriteError
 
-from conftest import (
+from kittest import (
     SAMPLE_AS,
     SAMPLE_MAP_KEY,
     SAMPLE_NAMES,
