@@ -13,6 +13,9 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
+from kitbuild.digests import hex_runs
+from kitbuild.literals import LiteralFinder
+
 # Shapes of paths that name a person or a machine's private folders, as bytes patterns. Each
 # matches the shape plus its next path component, so an allow entry can pass one folder only.
 _SEP = rb"(?:/|\\/)"  # a JSON encoder may escape '/' as '\/'
@@ -39,8 +42,67 @@ class LeakFinding:
         return f"{self.path}:{self.line}:{self.col}: {self.what}"
 
 
+# Literal text every match of a shape contains: an Aho–Corasick pass finds these, and only the
+# neighbourhood of each is searched with the shape's pattern. (A pattern alternation run over
+# every byte is the slow part of a scan; most chunks hold none of these anchors.)
+SHAPE_ANCHORS: dict[str, tuple[bytes, ...]] = {
+    "a home folder path (/home/...)": (b"/home/", b"\\/home\\/"),
+    "a home folder path (/Users/...)": (b"/Users/", b"\\/Users\\/"),
+    "a root home path (/root/...)": (b"/root/", b"\\/root\\/"),
+    "a mounted volume path (/mnt/...)": (b"/mnt/", b"\\/mnt\\/"),
+    "a Windows user folder path (C:\\Users\\...)": (b":\\Users", b":\\\\Users", b":/Users"),
+    "a file:// address": (b"file://",),
+    "an e-mail address": (b"@",),
+    "a private IPv4 address": (b"10.", b"172.", b"192.168."),
+}
+# How far before and after an anchor a shape's match may reach.
+_BEFORE, _AFTER = 256, 4096
+
+
+class ShapeFinder:
+    """Matches of regex shapes, found from their anchors (see ``SHAPE_ANCHORS``)."""
+
+    def __init__(self, shapes: Iterable[tuple[str, bytes]]) -> None:
+        self.whats: list[str] = []
+        self.patterns: list[re.Pattern[bytes]] = []
+        anchors: list[bytes] = []
+        owners: list[int] = []
+        self._unanchored: list[int] = []
+        for what, shape in shapes:
+            index = len(self.whats)
+            self.whats.append(what)
+            self.patterns.append(re.compile(shape))
+            known = SHAPE_ANCHORS.get(what)
+            if not known:
+                self._unanchored.append(index)
+                continue
+            for anchor in known:
+                anchors.append(anchor)
+                owners.append(index)
+        self._owners = owners
+        self._anchors = LiteralFinder(anchors) if anchors else None
+
+    def find(self, data: bytes) -> list[tuple[int, int, int]]:
+        """(start, end, shape index) of every match, in order."""
+        found: set[tuple[int, int, int]] = set()
+        if self._anchors is not None:
+            for a_start, a_end, a in self._anchors.find(data):
+                index = self._owners[a]
+                lo = max(0, a_start - _BEFORE)
+                line_start = data.rfind(b"\n", lo, a_start)
+                lo = line_start + 1 if line_start >= 0 else lo
+                line_end = data.find(b"\n", a_end, a_end + _AFTER)
+                hi = line_end if line_end >= 0 else min(len(data), a_end + _AFTER)
+                for m in self.patterns[index].finditer(data, lo, hi):
+                    if m.start() <= a_start and a_end <= m.end():
+                        found.add((m.start(), m.end(), index))
+        for index in self._unanchored:
+            found.update((m.start(), m.end(), index) for m in self.patterns[index].finditer(data))
+        return sorted(found)
+
+
 class LeakScanner:
-    """Scans byte chunks that end at line ends; keeps the line count across chunks."""
+    """Scans byte chunks that end at line ends for private strings, shapes and digests."""
 
     def __init__(
         self,
@@ -49,42 +111,22 @@ class LeakScanner:
         allow: Iterable[str] = (),
         shapes: Iterable[tuple[str, bytes]] = GENERIC_SHAPES,
     ) -> None:
-        self._what: dict[bytes, str] = {}
-        for text, what in private.items():
+        what: dict[bytes, str] = {}
+        for text, description in private.items():
             if text:
-                self._what.setdefault(text.encode("utf-8"), what)
+                what.setdefault(text.encode("utf-8"), description)
                 # A JSON encoder may write '/' as '\/'; the rules do not rewrite that spelling,
                 # so the gate must still see it.
                 if "/" in text:
-                    self._what.setdefault(text.replace("/", "\\/").encode("utf-8"), what)
-        alternatives = [re.escape(k) for k in sorted(self._what, key=lambda k: (-len(k), k))]
-        self._digests = {d.lower(): what for d, what in (digests or {}).items()}
-        # Private strings get a pattern of their own: in one alternation with the shapes, a shape
-        # that starts earlier (file://...) would swallow a private path inside it, and the finding
+                    what.setdefault(text.replace("/", "\\/").encode("utf-8"), description)
+        # Private strings are searched on their own: in one search with the shapes, a shape that
+        # starts earlier (file://...) would swallow a private path inside it, and the finding
         # would read as a generic shape, which an allow entry may pass.
-        self._private_re = re.compile(b"|".join(alternatives)) if alternatives else None
-        patterns = []
-        self._shape_whats = []
-        for what, shape in shapes:
-            patterns.append(b"(?:" + shape + b")")
-            self._shape_whats.append(what)
-        self._literal = re.compile(b"|".join(patterns)) if patterns else None
-        self._shape_res = [re.compile(shape) for _, shape in shapes]
-        self._digest_re = (
-            re.compile(b"|".join(re.escape(d.encode()) for d in sorted(self._digests)), re.IGNORECASE)
-            if self._digests
-            else None
-        )
+        self._private = list(what.items())
+        self._private_finder = LiteralFinder([k for k, _ in self._private]) if self._private else None
+        self._shapes = ShapeFinder(shapes)
+        self._digests = {d.lower(): description for d, description in (digests or {}).items()}
         self._allow = [a.encode("utf-8") for a in allow if a]
-
-    def _classify(self, text: bytes) -> tuple[str, bool]:
-        """(description, whether it is a generic shape, which an allow entry may pass)."""
-        if text in self._what:
-            return self._what[text], False
-        for what, shape in zip(self._shape_whats, self._shape_res):
-            if shape.fullmatch(text):
-                return what, True
-        return "private text", True
 
     def _allowed(self, chunk: bytes, start: int, end: int) -> bool:
         if not self._allow:
@@ -104,23 +146,31 @@ class LeakScanner:
     def scan(self, path: str, chunk: bytes, first_line: int) -> list[LeakFinding]:
         """Findings in ``chunk``, whose first byte is at the start of line ``first_line``."""
         hits: list[tuple[int, int, str, bool]] = []
-        if self._private_re is not None:
-            for m in self._private_re.finditer(chunk):
-                hits.append((m.start(), m.end(), self._what[m.group(0)], False))
-        if self._literal is not None:
-            for m in self._literal.finditer(chunk):
-                hits.append((m.start(), m.end(), *self._classify(m.group(0))))
-        if self._digest_re is not None:
-            for m in self._digest_re.finditer(chunk):
-                hits.append((m.start(), m.end(), self._digests[m.group(0).lower().decode()], False))
+        if self._private_finder is not None:
+            for start, end, i in self._private_finder.find(chunk):
+                hits.append((start, end, self._private[i][1], False))
+        for start, end, i in self._shapes.find(chunk):
+            hits.append((start, end, self._shapes.whats[i], True))
+        if self._digests:
+            for start, end in hex_runs(chunk):
+                run = chunk[start:end].decode("ascii").lower()
+                for digest, description in self._digests.items():
+                    at = run.find(digest)
+                    if at >= 0:
+                        hits.append((start + at, start + at + len(digest), description, False))
+        if not hits:
+            return []
         findings = []
         # Only generic shapes can be allowed: a string the config itself names private never is.
-        for start, end, what, allowable in sorted(hits):
+        # Lines are counted from the previous finding on, so many findings cost one pass.
+        line, counted = first_line, 0
+        for start, end, description, allowable in sorted(hits):
             if allowable and self._allowed(chunk, start, end):
                 continue
-            line = first_line + chunk.count(b"\n", 0, start)
+            line += chunk.count(b"\n", counted, start)
+            counted = start
             col = start - (chunk.rfind(b"\n", 0, start) + 1) + 1
-            findings.append(LeakFinding(path, line, col, what))
+            findings.append(LeakFinding(path, line, col, description))
         return findings
 
 

@@ -23,6 +23,9 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
+from kitbuild.digests import printed_digests
+from kitbuild.literals import LiteralFinder
+
 # What may follow a path prefix for it to end at a path boundary: a '/', the end, or a character
 # that cannot continue a file name in a record (white space, quotes, separators).
 _PATH_END = rb"(?=[/\s\"'`,;:()\[\]{}<>|\\]|\Z)"
@@ -32,6 +35,32 @@ _PATH_START = rb"(?<![A-Za-z0-9_.~/-])"
 # nor in 'gpu-b17.other.net', but does fire before a full stop that ends a sentence.
 _NAME_START = rb"(?<![A-Za-z0-9_.-])"
 _NAME_END = rb"(?![A-Za-z0-9_-]|\.[A-Za-z0-9])"
+
+_PATH_START_FORBIDDEN = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.~/-")
+_PATH_END_ALLOWED = frozenset(b"/ \t\n\r\x0b\x0c\"'`,;:()[]{}<>|\\")
+_NAME_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_NAME_START_FORBIDDEN = _NAME_CHARS | frozenset(b".")
+_ALNUM = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+
+
+def path_boundary(data: bytes, start: int, end: int, lo: int, hi: int) -> bool:
+    """The same test as ``_PATH_START`` and ``_PATH_END``, for one literal match."""
+    if start > lo and data[start - 1] in _PATH_START_FORBIDDEN:
+        return False
+    return end >= hi or data[end] in _PATH_END_ALLOWED
+
+
+def name_boundary(data: bytes, start: int, end: int, lo: int, hi: int) -> bool:
+    """The same test as ``_NAME_START`` and ``_NAME_END``, for one literal match."""
+    if start > lo and data[start - 1] in _NAME_START_FORBIDDEN:
+        return False
+    if end >= hi:
+        return True
+    after = data[end]
+    if after in _NAME_CHARS:
+        return False
+    return not (after == 0x2E and end + 1 < hi and data[end + 1] in _ALNUM)
+
 
 DIGEST_RE = re.compile(rb"(?<![0-9A-Fa-f])(?:sha256:)?([0-9A-Fa-f]{64})(?![0-9A-Fa-f])")
 
@@ -63,12 +92,16 @@ class Matcher:
         self.replace = replace
         self._compiled: re.Pattern[bytes] | None = None
         self._table: dict[bytes, bytes] = {}
+        self._finder: LiteralFinder | None = None
+        self._replacements: list[bytes] = []
 
     def __getstate__(self) -> dict[str, Any]:
-        # Compiled patterns are rebuilt in each worker process rather than pickled.
+        # Compiled patterns and automatons are rebuilt in each worker process, not pickled.
         state = dict(self.__dict__)
         state["_compiled"] = None
         state["_table"] = {}
+        state["_finder"] = None
+        state["_replacements"] = []
         return state
 
     def with_withheld(self, withheld: frozenset[str]) -> "Matcher":
@@ -103,6 +136,38 @@ class Matcher:
         if self.primitive == "path_prefix":
             return re.compile(_PATH_START + b"(?:" + alternation + b")" + _PATH_END)
         return re.compile(_NAME_START + b"(?:" + alternation + b")" + _NAME_END)
+
+    def find(self, data: bytes, lo: int = 0, hi: int | None = None) -> list[tuple[int, int, bytes]]:
+        """Every firing in ``data[lo:hi]``: (start, end, replacement), leftmost first.
+
+        Literal primitives search with one Aho–Corasick pass (see :mod:`kitbuild.literals`);
+        digests with :func:`kitbuild.digests.printed_digests`; a user's regex with ``re``.
+        """
+        if hi is None:
+            hi = len(data)
+        if self.primitive in ("path_prefix", "literal_names"):
+            if not self.pairs:
+                return []
+            if self._finder is None:
+                keys = sorted(self.pairs, key=lambda k: (-len(k), k))
+                boundary = path_boundary if self.primitive == "path_prefix" else name_boundary
+                self._finder = LiteralFinder([k.encode("utf-8") for k in keys], boundary)
+                self._replacements = [self.pairs[k].encode("utf-8") for k in keys]
+            reps = self._replacements
+            return [(s, e, reps[i]) for s, e, i in self._finder.find(data, lo, hi)]
+        if self.primitive == "digest":
+            if not self.withheld:
+                return []
+            assert self.placeholder is not None
+            placeholder = self.placeholder.encode("utf-8")
+            region = data if (lo == 0 and hi == len(data)) else data[lo:hi]
+            return [(lo + s, lo + e, placeholder) for s, e, hexd in printed_digests(region) if hexd in self.withheld]
+        out = []
+        for m in self.compiled().finditer(data, lo, hi):
+            rep = self.replacement(m)
+            if rep is not None:
+                out.append((m.start(), m.end(), rep))
+        return out
 
     def replacement(self, match: re.Match[bytes]) -> bytes | None:
         """What ``match`` becomes, or None when it stays (a digest not withheld)."""

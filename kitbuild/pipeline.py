@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import IO, Any, Iterator, Mapping, Sequence
 
+from kitbuild.digests import hex_runs
 from kitbuild.leaks import LeakFinding, LeakScanner
 from kitbuild.matchers import Matcher
 from kitbuild.rewrite import Event, Rewriter
@@ -24,7 +24,6 @@ CHUNK_SIZE = 1 << 20
 _BINARY_SNIFF = 8192
 # Longer than any private string a config names in practice; binary blocks overlap by this much.
 _OVERLAP = 4096
-HEX_RUN = re.compile(rb"[0-9A-Fa-f]{64,}")
 
 
 def line_chunks(stream: IO[bytes], size: int = CHUNK_SIZE, first: bytes = b"") -> Iterator[bytes]:
@@ -53,7 +52,7 @@ class Plan:
 
     matchers: list[Matcher | None]
     private: Mapping[str, str]
-    digests: Mapping[str, str]
+    digests: Mapping[str, str]  # withheld digest (lower-case hex) -> what to call it in a finding
     allow: Sequence[str]
     collect: bool = False
     chunk_size: int = CHUNK_SIZE
@@ -61,7 +60,9 @@ class Plan:
 
     def scanner(self) -> LeakScanner:
         if self._scanner is None:
-            self._scanner = LeakScanner(self.private, self.digests, self.allow)
+            # Withheld digests are not given to the scanner: the digest census below finds them
+            # with their positions at no extra cost.
+            self._scanner = LeakScanner(self.private, None, self.allow)
         return self._scanner
 
     def __getstate__(self) -> dict[str, Any]:
@@ -103,6 +104,7 @@ class FileResult:
 def run_file(job: FileJob, plan: Plan) -> FileResult:
     """Copy, rewrite, hash and scan one file in a single pass."""
     scanner = plan.scanner()
+    withheld = plan.digests
     h_in, h_out = hashlib.sha256(), hashlib.sha256()
     n_in = n_out = 0
     digests: set[str] = set()
@@ -131,9 +133,18 @@ def run_file(job: FileJob, plan: Plan) -> FileResult:
                 window_line = line - tail.count(b"\n")
                 for finding in scanner.scan(job.kit_path, window, window_line):
                     leaks.append(finding)
-                for m in HEX_RUN.finditer(window):
-                    run = m.group(0).lower().decode("ascii")
-                    (digests.add if len(run) == 64 else long_runs.add)(run)
+                for start, end in hex_runs(window):
+                    run = window[start:end].decode("ascii").lower()
+                    if end - start == 64:
+                        digests.add(run)
+                        if run in withheld:
+                            leaks.append(_digest_leak(job.kit_path, window, window_line, start, withheld[run]))
+                    else:
+                        long_runs.add(run)
+                        for digest, what in withheld.items():
+                            at = run.find(digest)
+                            if at >= 0:
+                                leaks.append(_digest_leak(job.kit_path, window, window_line, start + at, what))
                 line += out.count(b"\n")
                 if binary:
                     tail = window[-_OVERLAP:]
@@ -155,6 +166,12 @@ def run_file(job: FileJob, plan: Plan) -> FileResult:
         leaks=leaks,
         events=(rewriter.events or []) if rewriter else [],
     )
+
+
+def _digest_leak(path: str, chunk: bytes, first_line: int, pos: int, what: str) -> LeakFinding:
+    line = first_line + chunk.count(b"\n", 0, pos)
+    col = pos - (chunk.rfind(b"\n", 0, pos) + 1) + 1
+    return LeakFinding(path, line, col, what)
 
 
 def _blocks(stream: IO[bytes], head: bytes, size: int) -> Iterator[bytes]:

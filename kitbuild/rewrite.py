@@ -63,6 +63,7 @@ class Rewriter:
         self.line = 1  # line number of the first byte of the next chunk
         self._tsv_header: list[bytes] | None = None
         self._field_res: dict[int, re.Pattern[bytes]] = {}
+        self._safe_cache: dict[bytes, bytes] = {}
 
     # -- one region --------------------------------------------------------------------------
 
@@ -87,28 +88,57 @@ class Rewriter:
             "Change the rule's replacement so it needs no escaping in this format."
         )
 
-    def _apply(self, index: int, chunk: bytes, start: int, end: int, out: list[bytes]) -> int:
-        """Append the rewritten ``chunk[start:end]`` to ``out``; returns firings."""
-        matcher = self.matchers[index]
-        assert matcher is not None
-        fired = 0
-        last = start
-        for m in matcher.compiled().finditer(chunk, start, end):
-            replacement = matcher.replacement(m)
-            if replacement is None or replacement == m.group(0):
+    def _rewrite(self, index: int, chunk: bytes, hits: list[tuple[int, int, bytes]]) -> tuple[bytes, int]:
+        """``chunk`` with ``hits`` (sorted, not overlapping) replaced; and how many fired."""
+        out: list[bytes] = []
+        last = fired = 0
+        cache = self._safe_cache
+        for start, end, replacement in hits:
+            if end - start == len(replacement) and chunk[start:end] == replacement:
                 continue
-            safe = self._safe(replacement, chunk, m.start())
-            out.append(chunk[last : m.start()])
+            safe = cache.get(replacement)
+            if safe is None:
+                # Unsafe replacements raise here, at their first position; safe ones are cached
+                # because safety depends only on the replacement and the file's format.
+                safe = cache[replacement] = self._safe(replacement, chunk, start)
+            out.append(chunk[last:start])
             out.append(safe)
-            last = m.end()
+            last = end
             fired += 1
             if self.events is not None:
-                line, col = _position(chunk, m.start(), self.line)
+                line, col = _position(chunk, start, self.line)
                 self.events.append(
-                    Event(index, line, col, m.group(0).decode("utf-8", "replace"), safe.decode("utf-8", "replace"))
+                    Event(index, line, col, chunk[start:end].decode("utf-8", "replace"), safe.decode("utf-8", "replace"))
                 )
-        out.append(chunk[last:end])
-        return fired
+        if not fired:
+            return chunk, 0
+        out.append(chunk[last:])
+        return b"".join(out), fired
+
+    def _hits(self, index: int, matcher: Matcher, chunk: bytes) -> list[tuple[int, int, bytes]]:
+        """Where ``matcher`` fires in ``chunk``, limited to its fields' values when it has fields."""
+        if matcher.fields is None:
+            return matcher.find(chunk)
+        spans = self._field_spans(index, matcher.fields, chunk)
+        if not spans:
+            return []
+        if matcher.primitive == "regex":
+            # A user's pattern may match across a value's edge; search each value on its own.
+            return [hit for lo, hi in spans for hit in matcher.find(chunk, lo, hi)]
+        # Literal matchers search the chunk once and keep the hits inside a value: one pass,
+        # however many fields a chunk holds.
+        kept = []
+        spans_iter = iter(spans)
+        lo, hi = next(spans_iter)
+        for hit in matcher.find(chunk):
+            while hi <= hit[0]:
+                nxt = next(spans_iter, None)
+                if nxt is None:
+                    return kept
+                lo, hi = nxt
+            if lo <= hit[0] and hit[1] <= hi:
+                kept.append(hit)
+        return kept
 
     # -- field scoping -----------------------------------------------------------------------
 
@@ -166,20 +196,10 @@ class Rewriter:
         for index, matcher in enumerate(self.matchers):
             if matcher is None or not matcher.active:
                 continue
-            out: list[bytes] = []
-            if matcher.fields is None:
-                fired = self._apply(index, chunk, 0, len(chunk), out)
-            else:
-                fired = 0
-                last = 0
-                for start, end in self._field_spans(index, matcher.fields, chunk):
-                    out.append(chunk[last:start])
-                    fired += self._apply(index, chunk, start, end, out)
-                    last = end
-                out.append(chunk[last:])
-            if fired:
+            hits = self._hits(index, matcher, chunk)
+            if hits:
+                chunk, fired = self._rewrite(index, chunk, hits)
                 self.counts[index] += fired
-                chunk = b"".join(out)
         if self.format == "tsv" and self._tsv_header is None and chunk:
             # The header is read even when no field-scoped rule ran on the first chunk.
             first = chunk.split(b"\n", 1)[0].rstrip(b"\r")

@@ -73,6 +73,26 @@ def _withheld_closure(results: list[FileResult]) -> set[str]:
     return withheld
 
 
+def _merge(first: FileResult, second: FileResult, digest_rule: int | None) -> FileResult:
+    """A file's result after its digest-only second pass over the staged copy."""
+    counts = list(first.counts)
+    if digest_rule is not None:
+        counts[digest_rule] = second.counts[digest_rule]
+    return FileResult(
+        kit_path=first.kit_path,
+        size=second.size,
+        sha256=second.sha256,
+        source_size=first.source_size,
+        source_sha256=first.source_sha256,
+        binary=first.binary,
+        counts=counts,
+        digests=second.digests,
+        long_runs=second.long_runs,
+        leaks=second.leaks,  # the second pass scanned the file as it now is, whole
+        events=first.events,
+    )
+
+
 def _may_print(result: FileResult, withheld: set[str]) -> bool:
     return bool(result.digests & withheld) or any(w in run for run in result.long_runs for w in withheld)
 
@@ -116,21 +136,36 @@ def build(
         results = run_files(jobs_for(list(range(len(files)))), plan, workers)
 
         withheld = _withheld_closure(results)
+        described: dict[str, str] = {}
         if withheld:
-            # Second pass, from the source again, only for files that print a withheld digest.
-            second = list(matchers)
-            if digest_rule is not None:
-                assert matchers[digest_rule] is not None
-                second[digest_rule] = matchers[digest_rule].with_withheld(frozenset(withheld))
             by_sha = {r.source_sha256: r.kit_path for r in results}
             described = {w: f"the original sha256 of {by_sha[w]}, which a rule rewrote" for w in withheld}
-            plan2 = Plan(second, private, described, allow, collect=dry_run)
             again = [i for i, r in enumerate(results) if _may_print(r, withheld)]
-            for i, result in zip(again, run_files(jobs_for(again), plan2, workers)):
-                results[i] = result
-        else:
-            described = {}
-
+            digest_matcher = None
+            if digest_rule is not None:
+                assert matchers[digest_rule] is not None
+                digest_matcher = matchers[digest_rule].with_withheld(frozenset(withheld))
+            if staging is None:
+                # A dry run has no staged copies: run every rule again from the source, so the
+                # events show each firing in order.
+                second = list(matchers)
+                if digest_rule is not None:
+                    second[digest_rule] = digest_matcher
+                plan2 = Plan(second, private, described, allow, collect=True)
+                for i, result in zip(again, run_files(jobs_for(again), plan2, workers)):
+                    results[i] = result
+            else:
+                # The staged copy already carries every other rule's rewrite: the second pass
+                # only withholds digests in it (and scans it again as it is now).
+                only = [None] * len(matchers)
+                if digest_rule is not None:
+                    only[digest_rule] = digest_matcher
+                plan2 = Plan(only, private, described, allow)
+                staged = [str(staging / files[i].kit_path) for i in again]
+                jobs2 = [FileJob(path, files[i].kit_path, path + ".withheld") for path, i in zip(staged, again)]
+                for i, path, second_result in zip(again, staged, run_files(jobs2, plan2, workers)):
+                    os.replace(path + ".withheld", path)
+                    results[i] = _merge(results[i], second_result, digest_rule)
         rules = []
         for use in config.rules:
             firings = {r.kit_path: r.counts[use.index] for r in results}
