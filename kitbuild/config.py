@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 from kitbuild.errors import ConfigError, RuleError
 from kitbuild.rules import Rule, resolve_rule
-from kitbuild.schema import first_schema_error, key_path, load_schema
+from kitbuild.schema import first_schema_error, key_path, load_schema, public_key_path
 from kitbuild.yamlfile import YamlDocument, load_yaml
 
 DEFAULT_CONFIG = "kit.yaml"
@@ -143,7 +143,8 @@ def load_config(path: str | os.PathLike[str] = DEFAULT_CONFIG) -> Config:
         raise ConfigError(f"{label}: the file is empty. A kit config needs at least kit, title, date and sources; see README.md, 'The kit config'.")
     bad = first_schema_error(data, load_schema("config"))
     if bad:
-        raise ConfigError(f"{doc.where(bad[0])}: {key_path(bad[0])}: {bad[1]}. See README.md, 'The kit config'.")
+        shown = public_key_path(bad[0], data, load_schema("config"))
+        raise ConfigError(f"{doc.where(bad[0])}: {shown}: {bad[1]}. See README.md, 'The kit config'.")
     try:
         datetime.date.fromisoformat(data["date"])
     except ValueError:
@@ -184,7 +185,8 @@ def load_config(path: str | os.PathLike[str] = DEFAULT_CONFIG) -> Config:
         problem = rule.check_params(params)
         if problem:
             where = ["rules", i, "with", *problem[0]]
-            raise _fail(doc, where, f"{problem[1]} (rule {rule.id!r}; see README.md, 'Built-in rules')")
+            shown = public_key_path(problem[0], params, rule.params, prefix=f"rules[{i}].with")
+            raise ConfigError(f"{doc.where(where)}: {shown}: {problem[1]} (rule {rule.id!r}; see README.md, 'Built-in rules')")
         rules.append(RuleUse(i, rule, params))
 
     readme = data.get("readme", {})

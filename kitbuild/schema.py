@@ -7,7 +7,7 @@ failure is reported like check-jsonschema does: ``file:line:col: key.path: what 
 from __future__ import annotations
 
 import functools
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import jsonschema
 import orjson
@@ -31,6 +31,31 @@ def key_path(path: Iterable[str | int]) -> str:
             out += f".{step}" if out else step
         else:
             out += "[" + orjson.dumps(step).decode() + "]"
+    return out or "(top level)"
+
+
+def public_key_path(path: Sequence[str | int], instance: Any, schema: Mapping[str, Any], prefix: str = "") -> str:
+    """Like :func:`key_path`, but a key the user chose (a private path in ``map``, a machine name in
+    ``names``) is shown by its position, ``[key #2]``, never spelled out: error messages end up in
+    CI logs, and the line and column already point at the key."""
+    out = prefix
+    node: Any = schema
+    for step in path:
+        props = node.get("properties", {}) if isinstance(node, Mapping) else {}
+        if isinstance(step, int):
+            out += f"[{step}]"
+            node = node.get("items", {}) if isinstance(node, Mapping) else {}
+            instance = instance[step] if isinstance(instance, list) and 0 <= step < len(instance) else None
+            continue
+        if step in props:
+            out += f".{step}" if out else step
+            node = props[step]
+        else:
+            position = list(instance).index(step) + 1 if isinstance(instance, Mapping) and step in instance else "?"
+            out += f"[key #{position}]"
+            extra = node.get("additionalProperties", {}) if isinstance(node, Mapping) else {}
+            node = extra if isinstance(extra, Mapping) else {}
+        instance = instance.get(step) if isinstance(instance, Mapping) else None
     return out or "(top level)"
 
 
