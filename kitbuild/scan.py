@@ -38,6 +38,11 @@ from kitbuild.matchers import DIGEST_RE
 from kitbuild.pipeline import line_chunks
 from kitbuild.rewrite import format_of
 from kitbuild.sources import _walk  # the build's own walk, so init lists (and refuses) exactly what build will
+from kitbuild.sources import glob_regex
+
+# Logs rarely belong in a kit and often print private paths, machine names and other runs'
+# folders: init proposes excluding them (the researcher deletes the line to publish them).
+LOG_GLOBS = ("**/logs/**", "**/*.log")
 
 # Keys whose values name a machine in the records benches write.
 HOST_FIELDS = ("box", "host", "hostname", "machine", "node", "route", "server")
@@ -105,6 +110,8 @@ class BenchScan:
     maps: list[MapProposal]
     hosts: list[HostProposal]
     digests: list[DigestProposal]
+    # folder index -> (the log globs that matched, how many files they left out)
+    excluded: dict[int, tuple[tuple[str, ...], int]] = field(default_factory=dict)
 
 
 def as_name(folder: Path, taken: set[str]) -> str:
@@ -317,14 +324,25 @@ def scan_bench(paths: Iterable[str | os.PathLike[str]]) -> BenchScan:
     folders = bench_folders(paths)
     files: list[tuple[str, Path]] = []
     trees: list[tuple[BenchFolder, set[str]]] = []
+    excluded: dict[int, tuple[tuple[str, ...], int]] = {}
+    log_res = [(g, glob_regex(g)) for g in LOG_GLOBS]
     for folder in folders:
         source = Source(folder.index, folder.path, folder.real, folder.as_, None, (), (), str(folder.path))
         entries: set[str] = set()
+        matched: set[str] = set()
+        left_out = 0
         for rel, path in _walk(source):
+            hits = [g for g, r in log_res if r.match(rel)]
+            if hits:
+                matched.update(hits)
+                left_out += 1
+                continue
             files.append((f"{folder.as_}/{rel}", path))
             parts = rel.split("/")
             entries.update("/".join(parts[:j]) for j in range(1, len(parts) + 1))
         trees.append((folder, entries))
+        if left_out:
+            excluded[folder.index] = (tuple(g for g in LOG_GLOBS if g in matched), left_out)
     files.sort()
 
     own = [form for folder in folders for form in folder.absolute_forms()]
@@ -390,6 +408,7 @@ def scan_bench(paths: Iterable[str | os.PathLike[str]]) -> BenchScan:
         # A short form follows the full name it was taken from.
         hosts=sorted(hosts.values(), key=lambda h: (h.short_of or h.name, h.short_of is not None)),
         digests=digests,
+        excluded=excluded,
     )
 
 

@@ -145,6 +145,13 @@ def starter_config(scan: BenchScan, config_dir: Path, date: str, leaks: Sequence
             f"    as: {_scalar(folder.as_)}",
             "    # about: \"...\"  # the README's line for this folder",
         ]
+        if folder.index in scan.excluded:
+            globs, left_out = scan.excluded[folder.index]
+            lines += [
+                f"    # {left_out} log file{'s' if left_out != 1 else ''} left out: logs rarely belong in a kit and often print private",
+                "    # paths and machine names. Delete the exclude line to publish them (init did not scan them).",
+                "    exclude: [" + ", ".join(_scalar(g) for g in globs) + "]",
+            ]
 
     lines += ["rules:", "  - use: record-path-to-kit-path"]
     if scan.maps:
