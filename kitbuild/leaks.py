@@ -42,21 +42,24 @@ class LeakFinding:
         return f"{self.path}:{self.line}:{self.col}: {self.what}"
 
 
-# Literal text every match of a shape contains: an Aho–Corasick pass finds these, and only the
-# neighbourhood of each is searched with the shape's pattern. (A pattern alternation run over
-# every byte is the slow part of a scan; most chunks hold none of these anchors.)
-SHAPE_ANCHORS: dict[str, tuple[bytes, ...]] = {
-    "a home folder path (/home/...)": (b"/home/", b"\\/home\\/"),
-    "a home folder path (/Users/...)": (b"/Users/", b"\\/Users\\/"),
-    "a root home path (/root/...)": (b"/root/", b"\\/root\\/"),
-    "a mounted volume path (/mnt/...)": (b"/mnt/", b"\\/mnt\\/"),
-    "a Windows user folder path (C:\\Users\\...)": (b":\\Users", b":\\\\Users", b":/Users"),
-    "a file:// address": (b"file://",),
-    "an e-mail address": (b"@",),
-    "a private IPv4 address": (b"10.", b"172.", b"192.168."),
+# Literal text every match of a shape contains, and how many bytes before it the match starts
+# (None: an e-mail address, whose local part runs back a variable length). An Aho–Corasick pass
+# finds the anchors and the shape's pattern is tried only where one stands: a pattern
+# alternation run over every byte is the slow part of a scan, and most chunks hold no anchor.
+SHAPE_ANCHORS: dict[str, tuple[tuple[bytes, int | None], ...]] = {
+    "a home folder path (/home/...)": ((b"/home/", 0), (b"\\/home\\/", 0)),
+    "a home folder path (/Users/...)": ((b"/Users/", 0), (b"\\/Users\\/", 0)),
+    "a root home path (/root/...)": ((b"/root/", 0), (b"\\/root\\/", 0)),
+    "a mounted volume path (/mnt/...)": ((b"/mnt/", 0), (b"\\/mnt\\/", 0)),
+    "a Windows user folder path (C:\\Users\\...)": ((b":\\Users", 1), (b":\\\\Users", 1), (b":/Users", 1)),
+    "a file:// address": ((b"file://", 0),),
+    "an e-mail address": ((b"@", None),),
+    "a private IPv4 address": ((b"10.", 0), (b"172.", 0), (b"192.168.", 0)),
 }
-# How far before and after an anchor a shape's match may reach.
-_BEFORE, _AFTER = 256, 4096
+_LOCAL_PART = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._%+-")
+_MAX_LOCAL_PART = 64
+# How far past its anchor a shape's match may reach (it never crosses a line end).
+_AFTER = 4096
 
 
 class ShapeFinder:
@@ -66,7 +69,7 @@ class ShapeFinder:
         self.whats: list[str] = []
         self.patterns: list[re.Pattern[bytes]] = []
         anchors: list[bytes] = []
-        owners: list[int] = []
+        owners: list[tuple[int, int | None]] = []
         self._unanchored: list[int] = []
         for what, shape in shapes:
             index = len(self.whats)
@@ -76,9 +79,9 @@ class ShapeFinder:
             if not known:
                 self._unanchored.append(index)
                 continue
-            for anchor in known:
+            for anchor, back in known:
                 anchors.append(anchor)
-                owners.append(index)
+                owners.append((index, back))
         self._owners = owners
         self._anchors = LiteralFinder(anchors) if anchors else None
 
@@ -87,15 +90,21 @@ class ShapeFinder:
         found: set[tuple[int, int, int]] = set()
         if self._anchors is not None:
             for a_start, a_end, a in self._anchors.find(data):
-                index = self._owners[a]
-                lo = max(0, a_start - _BEFORE)
-                line_start = data.rfind(b"\n", lo, a_start)
-                lo = line_start + 1 if line_start >= 0 else lo
+                index, back = self._owners[a]
+                if back is None:
+                    start = a_start
+                    floor = max(0, a_start - _MAX_LOCAL_PART)
+                    while start > floor and data[start - 1] in _LOCAL_PART:
+                        start -= 1
+                else:
+                    start = a_start - back
+                    if start < 0:
+                        continue
                 line_end = data.find(b"\n", a_end, a_end + _AFTER)
                 hi = line_end if line_end >= 0 else min(len(data), a_end + _AFTER)
-                for m in self.patterns[index].finditer(data, lo, hi):
-                    if m.start() <= a_start and a_end <= m.end():
-                        found.add((m.start(), m.end(), index))
+                m = self.patterns[index].match(data, start, hi)
+                if m is not None and a_end <= m.end():
+                    found.add((m.start(), m.end(), index))
         for index in self._unanchored:
             found.update((m.start(), m.end(), index) for m in self.patterns[index].finditer(data))
         return sorted(found)
