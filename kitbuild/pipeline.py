@@ -18,6 +18,7 @@ from typing import IO, Any, Iterator, Mapping, Sequence
 from kitbuild.digests import hex_runs
 from kitbuild.leaks import LeakFinding, LeakScanner
 from kitbuild.matchers import Matcher
+from kitbuild.progress import SILENT, Progress
 from kitbuild.rewrite import Event, Rewriter
 
 CHUNK_SIZE = 1 << 20
@@ -194,14 +195,24 @@ def _run_in_worker(job: FileJob) -> FileResult:
     return run_file(job, _WORKER_PLAN)
 
 
-def run_files(jobs: Sequence[FileJob], plan: Plan, workers: int) -> list[FileResult]:
-    """Run every job, in ``workers`` processes; results come back in job order."""
+def run_files(jobs: Sequence[FileJob], plan: Plan, workers: int, progress: Progress = SILENT) -> list[FileResult]:
+    """Run every job, in ``workers`` processes; results come back in job order.
+
+    ``progress`` is advanced by each file's source size as its result arrives.
+    """
     for job in jobs:
         if job.dst:
             os.makedirs(os.path.dirname(job.dst), exist_ok=True)
+    results: list[FileResult] = []
     if workers <= 1 or len(jobs) < 2:
-        return [run_file(job, plan) for job in jobs]
+        for job in jobs:
+            results.append(run_file(job, plan))
+            progress.advance(1, results[-1].source_size)
+        return results
     workers = min(workers, len(jobs))
-    chunksize = max(1, len(jobs) // (workers * 16))
+    chunksize = max(1, min(64, len(jobs) // (workers * 16)))
     with ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(plan,)) as pool:
-        return list(pool.map(_run_in_worker, jobs, chunksize=chunksize))
+        for result in pool.map(_run_in_worker, jobs, chunksize=chunksize):
+            results.append(result)
+            progress.advance(1, result.source_size)
+    return results
