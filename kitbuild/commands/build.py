@@ -168,9 +168,10 @@ def build(
                 jobs2 = [FileJob(path, files[i].kit_path, path + ".withheld") for path, i in zip(staged, again)]
                 progress.phase("withholding digests", len(again), sum(results[i].size for i in again))
                 rewritten = run_files(jobs2, plan2, workers, progress)
-                        for i, path, second_result in zip(again, staged, rewritten):
+                for i, path, second_result in zip(again, staged, rewritten):
                     os.replace(path + ".withheld", path)
                     results[i] = _merge(results[i], second_result, digest_rule)
+
         rules = []
         for use in config.rules:
             firings = {r.kit_path: r.counts[use.index] for r in results}
