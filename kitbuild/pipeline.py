@@ -18,7 +18,7 @@ from typing import IO, Any, Iterator, Mapping, Sequence
 from kitbuild.digests import hex_runs
 from kitbuild.leaks import LeakFinding, LeakScanner
 from kitbuild.matchers import Matcher
-from kitbuild.progress import NO_METER, Meter
+from kitbuild.progress import SILENT, Progress
 from kitbuild.rewrite import Event, Rewriter
 
 CHUNK_SIZE = 1 << 20
@@ -195,7 +195,7 @@ def _run_in_worker(job: FileJob) -> FileResult:
     return run_file(job, _WORKER_PLAN)
 
 
-def run_files(jobs: Sequence[FileJob], plan: Plan, workers: int, progress: Meter = NO_METER) -> list[FileResult]:
+def run_files(jobs: Sequence[FileJob], plan: Plan, workers: int, progress: Progress = SILENT) -> list[FileResult]:
     """Run every job, in ``workers`` processes; results come back in job order.
 
     ``progress`` is advanced by each file's source size as its result arrives.

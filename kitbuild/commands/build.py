@@ -27,7 +27,7 @@ from kitbuild.leaks import LeakFinding, LeakScanner
 from kitbuild.matchers import Matcher
 from kitbuild.pages import page_context, render_pages
 from kitbuild.pipeline import FileJob, FileResult, Plan, run_files
-from kitbuild.progress import NO_METER, Meter
+from kitbuild.progress import SILENT, Progress
 from kitbuild.provenance import provenance_json, rule_record
 from kitbuild.rewrite import Event
 from kitbuild.sources import list_files
@@ -104,7 +104,7 @@ def build(
     *,
     dry_run: bool = False,
     jobs: int | None = None,
-    progress: Meter = NO_METER,
+    progress: Progress = SILENT,
 ) -> BuildReport:
     """Build the kit that ``config_path`` describes; see README.md for every guarantee.
 
@@ -135,8 +135,9 @@ def build(
             ]
 
         plan = Plan(matchers, private, {}, allow, collect=dry_run)
-        progress.phase("rewriting", len(files), sum(os.path.getsize(f.src) for f in files))
+        progress.begin("rewriting", len(files), sum(os.path.getsize(f.src) for f in files))
         results = run_files(jobs_for(list(range(len(files)))), plan, workers, progress)
+        progress.end()
 
         withheld = _withheld_closure(results)
         described: dict[str, str] = {}
@@ -166,8 +167,9 @@ def build(
                 plan2 = Plan(only, private, described, allow)
                 staged = [str(staging / files[i].kit_path) for i in again]
                 jobs2 = [FileJob(path, files[i].kit_path, path + ".withheld") for path, i in zip(staged, again)]
-                progress.phase("withholding digests", len(again), sum(results[i].size for i in again))
+                progress.begin("withholding digests", len(again), sum(results[i].size for i in again))
                 rewritten = run_files(jobs2, plan2, workers, progress)
+                progress.end()
                 for i, path, second_result in zip(again, staged, rewritten):
                     os.replace(path + ".withheld", path)
                     results[i] = _merge(results[i], second_result, digest_rule)
