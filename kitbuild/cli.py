@@ -30,6 +30,25 @@ def fail(exc: KitbuildError) -> NoReturn:
     raise typer.Exit(exc.exit_code)
 
 
+FORMAT_HELP = "text (for a person), json (one document, see 'kitbuild schema report') or github (one workflow annotation per finding)."
+QUIET_HELP = "Show no progress bar (it is shown only on a terminal's stderr, and only with --format text)."
+
+
+def _format(fmt: str) -> str:
+    from kitbuild.formats import check_format
+
+    try:
+        return check_format(fmt)
+    except KitbuildError as exc:
+        fail(exc)
+
+
+def _print(text: str) -> None:
+    """Print a report; an empty one (github format, nothing found) prints nothing at all."""
+    if text:
+        typer.echo(text)
+
+
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"kitbuild {__version__}")
@@ -49,20 +68,54 @@ def build_command(
     out: Optional[Path] = typer.Option(None, "--out", help="Write the kit here instead of the config's 'out'."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Write nothing; print what each rule would change, file by file."),
     jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="Worker processes (default: the number of cores)."),
+    format: str = typer.Option("text", "--format", help=FORMAT_HELP),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help=QUIET_HELP),
 ) -> None:
     """Build the kit a kit.yaml describes."""
     from kitbuild.commands.build import build
+    from kitbuild.errors import LeakError, UnsafeRewriteError
+    from kitbuild.progress import progress_for
     from kitbuild.report import build_text, dry_run_text
 
+    fmt = _format(format)
     try:
-        report = build(config, out, dry_run=dry_run, jobs=jobs)
+        with progress_for(fmt, quiet) as progress:
+            report = build(config, out, dry_run=dry_run, jobs=jobs, progress=progress)
+    except (LeakError, UnsafeRewriteError) as exc:
+        if fmt == "text":
+            fail(exc)
+        from kitbuild.build_report import build_github, build_json, error_findings
+
+        findings = error_findings(exc)
+        _print(build_json(None, str(config), dry_run=dry_run, findings=findings) if fmt == "json" else build_github(findings, _build_folder(config, out)))
+        raise typer.Exit(exc.exit_code)
     except KitbuildError as exc:
         fail(exc)
+    if fmt != "text":
+        from kitbuild.build_report import build_github, build_json, leak_findings
+
+        findings = leak_findings(report.leaks)
+        _print(build_json(report, str(config), dry_run=dry_run, findings=findings) if fmt == "json" else build_github(findings, _build_folder(config, out)))
+        raise typer.Exit(1 if findings else 0)
     if dry_run:
         typer.echo(dry_run_text(report))
         raise typer.Exit(1 if report.leaks else 0)
     typer.echo(build_text(report))
     raise typer.Exit(0)
+
+
+def _build_folder(config: Path, out: Optional[Path]) -> str:
+    """Where the kit is written, relative to here, for annotations ('' when that cannot be told)."""
+    from kitbuild.formats import repo_folder
+
+    if out is not None:
+        return repo_folder(out)
+    try:
+        from kitbuild.config import load_config
+
+        return repo_folder(load_config(config).out)
+    except KitbuildError:
+        return ""
 
 
 @app.command("demo")
@@ -147,35 +200,86 @@ def rules_command(
 
 @app.command("verify")
 def verify_command(
-    kit: Path = typer.Argument(..., help="The kit folder to check."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON document instead of text."),
+    kit: Path = typer.Argument(..., help="The kit: a folder, or the .tar.gz or .zip archive 'kitbuild publish' wrote."),
+    format: str = typer.Option("text", "--format", help=FORMAT_HELP),
+    as_json: bool = typer.Option(False, "--json", help="The same as --format json."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help=QUIET_HELP),
 ) -> None:
     """Check a kit in reverse, from its own files alone; exit 1 on any finding, 2 if KIT is not a kit."""
     from kitbuild.commands.verify import verify
-    from kitbuild.verify_report import verify_json, verify_text
+    from kitbuild.formats import repo_folder
+    from kitbuild.progress import progress_for
+    from kitbuild.verify_report import verify_github, verify_json, verify_text
 
+    fmt = "json" if as_json else _format(format)
     try:
-        report = verify(kit)
+        with progress_for(fmt, quiet) as progress:
+            report = verify(kit, progress=progress)
     except KitbuildError as exc:
         fail(exc)
-    typer.echo(verify_json(report) if as_json else verify_text(report))
+    if fmt == "json":
+        _print(verify_json(report))
+    elif fmt == "github":
+        _print(verify_github(report, repo_folder(kit)))
+    else:
+        _print(verify_text(report))
     raise typer.Exit(report.exit_code)
 
 
 @app.command("check")
 def check_command(
     config: Path = typer.Argument(Path("kit.yaml"), help="The kit config."),
+    format: str = typer.Option("text", "--format", help=FORMAT_HELP),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help=QUIET_HELP),
 ) -> None:
     """Rebuild the kit, compare it byte for byte with the one at 'out', scan it for private strings and verify it."""
     from kitbuild.commands.check import check
-    from kitbuild.verify_report import check_text
+    from kitbuild.errors import LeakError, UnsafeRewriteError
+    from kitbuild.formats import annotations, repo_folder
+    from kitbuild.progress import progress_for
+    from kitbuild.verify_report import check_document, check_findings, check_text
 
+    fmt = _format(format)
     try:
-        report = check(config)
+        with progress_for(fmt, quiet) as progress:
+            report = check(config, progress=progress)
+    except (LeakError, UnsafeRewriteError) as exc:
+        # The rebuild stopped: what stopped it is check's finding too.
+        if fmt == "text":
+            fail(exc)
+        from kitbuild.build_report import error_findings
+        from kitbuild.formats import json_text
+        from kitbuild.verify_report import stopped_check_document
+
+        findings = error_findings(exc)
+        _print(json_text(stopped_check_document(str(config), findings)) if fmt == "json" else annotations(findings))
+        raise typer.Exit(exc.exit_code)
     except KitbuildError as exc:
         fail(exc)
-    typer.echo(check_text(report))
+    if fmt == "json":
+        from kitbuild.formats import json_text
+
+        _print(json_text(check_document(report)))
+    elif fmt == "github":
+        _print(annotations(check_findings(report), repo_folder(report.out)))
+    else:
+        _print(check_text(report))
     raise typer.Exit(report.exit_code)
+
+
+@app.command("explain")
+def explain_command(
+    code: Optional[str] = typer.Argument(None, help="A finding code, such as KB104; without one, every code is listed."),
+) -> None:
+    """Print what a finding code means (every code without one)."""
+    from kitbuild.commands.explain import explain, explain_all
+
+    try:
+        text = explain(code) if code is not None else explain_all()
+    except KitbuildError as exc:
+        fail(exc)
+    typer.echo(text)
+    raise typer.Exit(0)
 
 
 def main() -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, Iterable, Iterator, Mapping
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping
 
 import orjson
 
@@ -365,8 +365,10 @@ def _show(data: bytes) -> str:
     return text + ("…" if len(data) > _DIFF_CONTEXT else "")
 
 
-def _blocks(stream: BinaryIO, size: int) -> Iterator[bytes]:
+def _blocks(stream: BinaryIO, size: int, tick: Callable[[int], None] | None = None) -> Iterator[bytes]:
     while block := stream.read(size):
+        if tick is not None:
+            tick(len(block))
         yield block
 
 
@@ -417,15 +419,18 @@ def scan_blocks(path: str, blocks: Iterable[bytes], plan: ScanPlan) -> FileScan:
     return scan
 
 
-def scan_file(kit: KitFS, path: str, plan: ScanPlan) -> FileScan:
-    """Read ``path`` once and scan it; a file that cannot be opened gives a scan with ``error``."""
+def scan_file(kit: KitFS, path: str, plan: ScanPlan, tick: Callable[[int], None] | None = None) -> FileScan:
+    """Read ``path`` once and scan it; a file that cannot be opened gives a scan with ``error``.
+
+    ``tick`` is called with each block's size as it is read (a progress bar's bytes).
+    """
     try:
         stream = kit.open(path)
     except MemberError as exc:
         return FileScan(path, error=exc)
     try:
         with stream:
-            return scan_blocks(path, _blocks(stream, plan.block_size), plan)
+            return scan_blocks(path, _blocks(stream, plan.block_size, tick), plan)
     except OSError as exc:
         return FileScan(path, error=MemberError(path, f"cannot be read ({exc.strerror})", "unreadable"))
 

@@ -1,13 +1,14 @@
-"""Findings: what ``kitbuild verify`` and ``kitbuild check`` report, as values with stable codes.
+"""Findings: what ``kitbuild verify``, ``check`` and ``build`` report, as values with stable codes.
 
 A finding is never raised: a run collects every one, file by file, and reports them all. Each
-code is stable and has one line of docs in :data:`CODES`, so that users can grep for a code and
-``docs/findings.md`` is rendered from this registry (a test keeps the two equal).
+code is stable and has one line of docs in :data:`CODES`, so that users can grep for a code,
+``kitbuild explain CODE`` can print it, and ``docs/findings.md`` is rendered from this registry (a
+test keeps the two equal).
 
 Codes are grouped by the check that produces them:
 
 - KB0xx  schema: index.json and provenance.json against the schemas the package ships
-- KB1xx  completeness: the files on disk against index.json
+- KB1xx  completeness: the files in the kit against index.json, and what an archive's reader refuses
 - KB2xx  SHA256SUMS
 - KB3xx  provenance in reverse: each rule's recorded firings, re-observed in the files
 - KB4xx  digests printed in records
@@ -15,6 +16,7 @@ Codes are grouped by the check that produces them:
 - KB6xx  pages
 - KB7xx  (reserved for figures)
 - KB8xx  check: the kit at ``out`` against a fresh build, and the config's private strings
+- KB9xx  build: the leak gate and rewrites that cannot be written safely
 """
 
 from __future__ import annotations
@@ -33,8 +35,8 @@ CODES: dict[str, str] = {
     "KB007": "provenance.json is not laid out as kitbuild writes it, so it was edited.",
     "KB008": "provenance.json's size or sha256 differs from what index.json records for it.",
     # -- completeness ---------------------------------------------------------------------
-    "KB101": "A file on disk is not in index.json.",
-    "KB102": "A file index.json lists is not on disk.",
+    "KB101": "A file in the kit is not in index.json.",
+    "KB102": "A file index.json lists is not in the kit.",
     "KB103": "A file's size differs from index.json's.",
     "KB104": "A file's sha256 differs from index.json's.",
     "KB105": "index.json lists a path that is refused: absolute, with '..', a backslash, a NUL or an empty part, or one that resolves through a symlink.",
@@ -44,6 +46,12 @@ CODES: dict[str, str] = {
     "KB109": "index.json lists a file the build never lists (itself, provenance.json, README.md or index.html).",
     "KB110": "index.json's files are not sorted by path.",
     "KB111": "A file in the kit cannot be read.",
+    "KB112": "An archive member's name is refused: absolute, with '..', a backslash, a NUL, an empty part or not UTF-8 (it is never read).",
+    "KB113": "An archive member is a hard link (verify never follows it).",
+    "KB114": "An archive holds two members with the same name (neither is read).",
+    "KB115": "An archive member declares more bytes than the archive holds for it (it is never read; members after it cannot be found).",
+    "KB116": "An archive member declares more bytes than the per-member limit (16 GiB; it is never read).",
+    "KB117": "An archive is damaged part way (a header or the compressed stream); members after that point are not read.",
     # -- SHA256SUMS -----------------------------------------------------------------------
     "KB201": "SHA256SUMS is missing.",
     "KB202": "A SHA256SUMS line is not in GNU format ('<64 hex>  <path>' or '<64 hex> *<path>').",
@@ -78,6 +86,11 @@ CODES: dict[str, str] = {
     "KB803": "The kit at 'out' holds a file a fresh build does not write.",
     "KB804": "A private string the config names (a source path, a map key, a box name, an original digest) is in the kit.",
     "KB805": "There is no kit at the config's 'out'.",
+    # -- build ----------------------------------------------------------------------------
+    "KB901": "The leak gate found a private string the config names (a source path, a map key, a box name) that no rule rewrote; nothing was written.",
+    "KB902": "The leak gate found a private path shape (/home/..., /Users/..., /root/..., /mnt/..., C:\\Users\\..., file://...) that no rule rewrote and the allow list does not cover; nothing was written.",
+    "KB903": "The leak gate found the original sha256 of a file a rule rewrote (it would confirm a guess at the private text); nothing was written.",
+    "KB904": "A rule's replacement cannot be written safely in its file's format (JSON, TSV, YAML); nothing was written.",
 }
 
 # The check each group of codes belongs to, in report order.
@@ -90,7 +103,11 @@ CHECKS: dict[str, str] = {
     "leaks": "Leaks",
     "pages": "Pages",
 }
-_GROUP = {"0": "schema", "1": "completeness", "2": "sums", "3": "provenance", "4": "digests", "5": "leaks", "6": "pages", "8": "check"}
+_GROUP = {"0": "schema", "1": "completeness", "2": "sums", "3": "provenance", "4": "digests", "5": "leaks", "6": "pages", "8": "check", "9": "build"}
+# The title of each group of codes, as docs/findings.md and ``kitbuild explain`` show it.
+GROUP_TITLES: dict[str, str] = {**CHECKS, "check": "kitbuild check", "build": "kitbuild build"}
+# The command that reports each group.
+REPORTED_BY: dict[str, str] = {**{check: "kitbuild verify (and kitbuild check, which runs it)" for check in CHECKS}, "check": "kitbuild check", "build": "kitbuild build (and kitbuild check, which rebuilds)"}
 
 
 def check_of(code: str) -> str:
@@ -136,14 +153,15 @@ class Finding:
 
 def findings_markdown() -> str:
     """docs/findings.md, rendered from :data:`CODES`."""
-    titles = {**CHECKS, "check": "kitbuild check"}
+    titles = GROUP_TITLES
     lines = [
         "# Finding codes",
         "",
         "<!-- Generated from kitbuild/findings.py (CODES); tests/commands/verify_test.py keeps it equal. -->",
         "",
-        "`kitbuild verify` and `kitbuild check` report every finding with one of these stable codes,",
-        "a kit path and, where it applies, a line. KB7xx is reserved.",
+        "`kitbuild verify`, `kitbuild check` and `kitbuild build` report every finding with one of these",
+        "stable codes, a kit path and, where it applies, a line; `--format json` and `--format github` carry",
+        "the same codes. `kitbuild explain CODE` prints one code's line. KB7xx is reserved.",
     ]
     group = None
     for code, doc in CODES.items():

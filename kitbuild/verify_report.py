@@ -1,4 +1,4 @@
-"""What ``kitbuild verify`` found, as a value, and as text or JSON for a reader.
+"""What ``kitbuild verify`` and ``kitbuild check`` found, as values, and as text, JSON or annotations.
 
 The report is grouped by check, in a fixed order; each check has its figures (what was counted)
 and its findings, sorted by path and line, so the same kit always gives the same bytes.
@@ -9,10 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from kitbuild.errors import EXIT_FINDINGS, EXIT_OK
 from kitbuild.findings import CHECKS, Finding, check_of
+from kitbuild.formats import annotations, findings_document, json_text
 
 
 @dataclass
@@ -42,7 +41,8 @@ class VerifyReport:
 
     @property
     def findings(self) -> list[Finding]:
-        return [f for c in self.checks for f in c.findings]
+        """Every finding, in report order: by check, then by path and line."""
+        return [f for c in self.checks for f in sorted(c.findings, key=Finding.sort_key)]
 
     @property
     def ok(self) -> bool:
@@ -89,16 +89,18 @@ def verify_text(report: VerifyReport) -> str:
         lines.extend(f"    {figure}" for figure in check.figures[1:])
         lines.extend(f"  {finding}" for finding in sorted(check.findings, key=Finding.sort_key))
     if not report.ok:
-        lines.append("See docs/findings.md for what each code means.")
+        lines.append("Run `kitbuild explain CODE` (or see docs/findings.md) for what a code means.")
     return "\n".join(lines)
 
 
 def verify_document(report: VerifyReport) -> dict[str, Any]:
-    """The same content as one JSON-ready document."""
+    """The report as one JSON-ready document (report.schema.json, ``command`` 'verify')."""
     return {
+        "command": "verify",
         "kit": report.kit,
         "ok": report.ok,
-        "findings": len(report.findings),
+        "exit_code": report.exit_code,
+        "findings": findings_document(report.findings),
         "checks": [
             {
                 "id": c.id,
@@ -106,7 +108,7 @@ def verify_document(report: VerifyReport) -> dict[str, Any]:
                 "ok": c.ok,
                 "skipped": c.skipped,
                 "figures": list(c.figures),
-                "findings": [f.as_dict() for f in sorted(c.findings, key=Finding.sort_key)],
+                "findings": len(c.findings),
             }
             for c in report.checks
         ],
@@ -114,7 +116,49 @@ def verify_document(report: VerifyReport) -> dict[str, Any]:
 
 
 def verify_json(report: VerifyReport) -> str:
-    return orjson.dumps(verify_document(report), option=orjson.OPT_INDENT_2).decode("utf-8")
+    """``kitbuild verify --format json``."""
+    return json_text(verify_document(report))
+
+
+def verify_github(report: VerifyReport, folder: str = "") -> str:
+    """``kitbuild verify --format github``: one annotation per finding."""
+    return annotations(report.findings, folder)
+
+
+def check_findings(report: "CheckReport") -> list[Finding]:  # noqa: F821
+    """Every finding of a check run: its own (the fresh build, private strings), then verify's."""
+    own = sorted(report.findings, key=Finding.sort_key)
+    return own + (report.verify.findings if report.verify is not None else [])
+
+
+def check_document(report: "CheckReport") -> dict[str, Any]:  # noqa: F821
+    """``kitbuild check --format json``: one document (``command`` 'check'), verify's nested in it."""
+    return {
+        "command": "check",
+        "config": report.config,
+        "ok": report.ok,
+        "exit_code": report.exit_code,
+        "findings": findings_document(check_findings(report)),
+        "compared": report.compared,
+        "scanned": report.scanned,
+        "diffs": {path: list(lines) for path, lines in sorted(report.diffs.items())},
+        "verify": verify_document(report.verify) if report.verify is not None else None,
+    }
+
+
+def stopped_check_document(config: str, findings: list[Finding]) -> dict[str, Any]:
+    """``kitbuild check --format json`` when the rebuild itself stopped (the leak gate, an unsafe rewrite)."""
+    return {
+        "command": "check",
+        "config": config,
+        "ok": False,
+        "exit_code": EXIT_FINDINGS,
+        "findings": findings_document(findings),
+        "compared": 0,
+        "scanned": 0,
+        "diffs": {},
+        "verify": None,
+    }
 
 
 def check_text(report: "CheckReport") -> str:  # noqa: F821 (imported lazily: check imports this module's values)

@@ -23,6 +23,7 @@ from kitbuild.findings import Finding
 from kitbuild.kitfs import FILE, FolderKit, MemberError, NotAKitError
 from kitbuild.leaks import LeakScanner
 from kitbuild.pipeline import line_chunks
+from kitbuild.progress import SILENT, Progress
 from kitbuild.verify_report import VerifyReport
 
 DIFF_LINES = 20
@@ -80,11 +81,11 @@ def _diff(path: str, kit: Path, fresh: Path) -> list[str]:
     return lines[:DIFF_LINES] + ([f"… {len(lines) - DIFF_LINES} more diff lines"] if len(lines) > DIFF_LINES else [])
 
 
-def check(config_path: str | os.PathLike[str] = DEFAULT_CONFIG) -> CheckReport:
+def check(config_path: str | os.PathLike[str] = DEFAULT_CONFIG, *, progress: Progress = SILENT) -> CheckReport:
     """Rebuild, compare, scan for private strings and verify the kit a config describes.
 
     Raises what :func:`~kitbuild.commands.build.build` raises when the rebuild itself fails (a bad
-    config: exit 2; the leak gate: exit 1).
+    config: exit 2; the leak gate: exit 1). ``progress`` is told each stage's files and bytes.
     """
     config = load_config(config_path)
     report = CheckReport(str(config_path), config.out)
@@ -95,8 +96,10 @@ def check(config_path: str | os.PathLike[str] = DEFAULT_CONFIG) -> CheckReport:
     scratch = Path(tempfile.mkdtemp(prefix=".kitbuild-check-"))
     try:
         fresh_root = scratch / "kit"
-        fresh_build = build(config_path, fresh_root)
+        fresh_build = build(config_path, fresh_root, progress=progress)
         kit_files, fresh_files = _files(config.out), _files(fresh_root)
+        both = set(kit_files) & set(fresh_files)
+        progress.begin("comparing", len(both), sum(kit_files[p] for p in both))
         for path in sorted(set(kit_files) | set(fresh_files)):
             if path not in kit_files:
                 report.findings.append(Finding("KB802", path, "a fresh build writes this file; the kit lacks it"))
@@ -109,6 +112,8 @@ def check(config_path: str | os.PathLike[str] = DEFAULT_CONFIG) -> CheckReport:
                     diff = _diff(path, config.out / path, fresh_root / path)
                     if diff:
                         report.diffs[path] = diff
+                progress.advance(1, kit_files[path])
+        progress.end()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -116,6 +121,7 @@ def check(config_path: str | os.PathLike[str] = DEFAULT_CONFIG) -> CheckReport:
     changed = {r.source_sha256: f"the original sha256 of {r.kit_path}, which a rule rewrote" for r in fresh_build.files if r.changed}
     scanner = LeakScanner(config.private_strings(), changed, (), shapes=())
     kit = FolderKit(config.out)
+    progress.begin("private strings", len(kit_files), sum(kit_files.values()))
     for path in sorted(kit_files):
         try:
             stream = kit.open(path)
@@ -127,10 +133,13 @@ def check(config_path: str | os.PathLike[str] = DEFAULT_CONFIG) -> CheckReport:
                 for leak in scanner.scan(path, chunk, line):
                     report.findings.append(Finding("KB804", path, f"column {leak.col}: {leak.what}", line=leak.line))
                 line += chunk.count(b"\n")
+                progress.advance(size=len(chunk))
         report.scanned += 1
+        progress.advance(files=1)
+    progress.end()
 
     # A diff would print the private string it found into a CI log: show none for such a file.
     for path in {f.path for f in report.findings if f.code == "KB804"} & set(report.diffs):
         report.diffs[path] = ["(no diff shown: the kit's copy holds a private string; see KB804 below)"]
-    report.verify = verify(config.out)
+    report.verify = verify(config.out, progress=progress)
     return report

@@ -25,8 +25,9 @@ from kitbuild import index as kit_index
 from kitbuild.filescan import FileScan, ScanPlan, scan_bytes, scan_file
 from kitbuild.findings import Finding
 from kitbuild.jsonfile import dump_json
-from kitbuild.kitfs import DIR, FILE, OTHER, SYMLINK, KitFS, MemberError, NotAKitError, open_kit, refusal
+from kitbuild.kitfs import DIR, FILE, OTHER, SYMLINK, ArchiveLimits, KitFS, MemberError, NotAKitError, open_kit, refusal
 from kitbuild.pages import TemplateError, page_context, render_pages
+from kitbuild.progress import SILENT, Progress
 from kitbuild.schema import key_path, load_schema, schema_errors
 from kitbuild.verify_report import CheckResult, VerifyReport, file_findings, new_checks
 
@@ -138,21 +139,37 @@ def _word_forms(rule: Mapping[str, Any]) -> tuple[str, ...] | None:
     return tuple(sorted(forms))
 
 
-def _map_scans(kit: KitFS, paths: list[str], plan: ScanPlan, jobs: int) -> dict[str, FileScan]:
-    if jobs <= 1 or len(paths) < 2:
-        return {p: scan_file(kit, p, plan) for p in paths}
+def _map_scans(kit: KitFS, paths: list[str], plan: ScanPlan, jobs: int, progress: Progress) -> dict[str, FileScan]:
+    if jobs <= 1 or len(paths) < 2 or kit.sequential:
+        scans = {}
+        for p in paths:
+            scans[p] = scan_file(kit, p, plan, lambda n: progress.advance(size=n))
+            progress.advance(files=1)
+        return scans
+    out = {}
     with ProcessPoolExecutor(min(jobs, len(paths))) as pool:
-        scans = pool.map(scan_file, [kit] * len(paths), paths, [plan] * len(paths), chunksize=max(1, len(paths) // (jobs * 16)))
-        return dict(zip(paths, scans))
+        scans_iter = pool.map(scan_file, [kit] * len(paths), paths, [plan] * len(paths), chunksize=max(1, len(paths) // (jobs * 16)))
+        for p, scan in zip(paths, scans_iter):
+            out[p] = scan
+            progress.advance(1, scan.size)
+    return out
 
 
-def verify(kit: str | os.PathLike[str], *, jobs: int = 1) -> VerifyReport:
-    """Check the kit at ``kit`` in reverse and report every finding, grouped by check.
+def verify(
+    kit: str | os.PathLike[str],
+    *,
+    jobs: int = 1,
+    progress: Progress = SILENT,
+    limits: ArchiveLimits = ArchiveLimits(),
+) -> VerifyReport:
+    """Check the kit at ``kit`` (a folder, or a .tar.gz/.zip archive) in reverse and report every finding.
 
     Raises :class:`~kitbuild.kitfs.NotAKitError` (exit 2) when ``kit`` is not a kit at all: no such
-    folder, no index.json, or unreadable. Anything else wrong is a finding in the report.
+    folder or archive, no index.json, unreadable, or an archive that expands past ``limits``.
+    Anything else wrong, an archive's hostile members included, is a finding in the report.
+    ``progress`` is told the files and bytes read as they are read.
     """
-    fs = open_kit(kit)
+    fs = open_kit(kit, limits)
     checks = new_checks()
     findings: list[Finding] = []
 
@@ -176,7 +193,8 @@ def verify(kit: str | os.PathLike[str], *, jobs: int = 1) -> VerifyReport:
     if index.valid and provenance.valid and index.document["kit"] != provenance.document["kit"]:
         findings.append(Finding("KB307", kit_index.INDEX, f"names the kit {index.document['kit']!r}; provenance.json names it {provenance.document['kit']!r}", expected=provenance.document["kit"], found=index.document["kit"]))
 
-    # -- what is on disk, and what index.json lists --------------------------------------
+    # -- what is in the kit, and what index.json lists -------------------------------------
+    findings.extend(fs.findings())
     members = {m.path: m for m in fs.members()}
     on_disk = {p for p, m in members.items() if m.kind == FILE}
     links = sorted(p for p, m in members.items() if m.kind == SYMLINK)
@@ -280,7 +298,11 @@ def verify(kit: str | os.PathLike[str], *, jobs: int = 1) -> VerifyReport:
         except MemberError:
             pass
     scans = {p: scan_bytes(p, data, plan) for p, data in in_memory.items()}
-    scans.update(_map_scans(fs, sorted(on_disk - set(scans)), plan, jobs))
+    rest = sorted(on_disk - set(scans))
+    progress.begin("verifying", len(rest) + len(scans), sum(members[p].size or 0 for p in rest) + sum(len(d) for d in in_memory.values()))
+    progress.advance(len(scans), sum(len(d) for d in in_memory.values()))
+    scans.update(_map_scans(fs, rest, plan, jobs, progress))
+    progress.end()
     digest_of = {p: s.sha256 for p, s in scans.items() if s.error is None}
 
     # -- completeness ---------------------------------------------------------------------
@@ -289,7 +311,7 @@ def verify(kit: str | os.PathLike[str], *, jobs: int = 1) -> VerifyReport:
         if scan.error is not None:
             findings.append(Finding("KB111", p, f"cannot be read: {scan.error.reason}"))
     for p in sorted(on_disk - set(listed) - set(kit_index.UNLISTED)):
-        findings.append(Finding("KB101", p, "is on disk but not in index.json"))
+        findings.append(Finding("KB101", p, "is in the kit but not in index.json"))
     for p, entry in sorted(listed.items()):
         if p not in on_disk:
             if members.get(p) is None or members[p].kind == DIR:
@@ -312,7 +334,7 @@ def verify(kit: str | os.PathLike[str], *, jobs: int = 1) -> VerifyReport:
         if page not in on_disk and members.get(page, None) is None:
             findings.append(Finding("KB603", page, "is missing; the build writes it beside index.json"))
     checks["completeness"].figures.append(f"{_plural(good_records, 'record file')} {'check' if good_records != 1 else 'checks'} against index.json (of {len(records):,} listed)")
-    checks["completeness"].figures.append(f"{_plural(len(listed), 'file')} listed, {_plural(len(on_disk), 'file')} on disk")
+    checks["completeness"].figures.append(f"{_plural(len(listed), 'file')} listed, {_plural(len(on_disk), 'file')} in the kit")
 
     # -- SHA256SUMS ------------------------------------------------------------------------
     sums_check = checks["sums"]
@@ -387,6 +409,7 @@ def verify(kit: str | os.PathLike[str], *, jobs: int = 1) -> VerifyReport:
         if scan is not None and scan.page_diff is not None:
             line, want, found = scan.page_diff
             findings.append(Finding("KB601", page, "differs from the page its template renders from provenance.json and index.json", line=line, expected=want, found=found))
+
 
     file_findings(checks, findings)
     return VerifyReport(str(kit), list(checks.values()))
