@@ -66,6 +66,14 @@ DIGEST_RE = re.compile(rb"(?<![0-9A-Fa-f])(?:sha256:)?([0-9A-Fa-f]{64})(?![0-9A-
 
 PRIMITIVES = ("path_prefix", "literal_names", "digest", "regex")
 
+# Up to this many literals, a rule runs as one compiled substitution per literal, longest first:
+# a pattern that starts with its literal lets ``re`` jump between occurrences and replace them
+# without a Python call per match (several times faster than the automaton on dense records).
+# Past it, one Aho–Corasick pass costs the same however many names a rule has.
+FEW_LITERALS = 16
+_PATH_BEFORE = rb"[A-Za-z0-9_.~/-]"
+_NAME_BEFORE = rb"[A-Za-z0-9_.-]"
+
 
 class Matcher:
     """One configured primitive: what it matches, what it writes, and what it knows is private."""
@@ -94,6 +102,7 @@ class Matcher:
         self._table: dict[bytes, bytes] = {}
         self._finder: LiteralFinder | None = None
         self._replacements: list[bytes] = []
+        self._substitutions: list[tuple[re.Pattern[bytes], bytes]] | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         # Compiled patterns and automatons are rebuilt in each worker process, not pickled.
@@ -102,6 +111,7 @@ class Matcher:
         state["_table"] = {}
         state["_finder"] = None
         state["_replacements"] = []
+        state["_substitutions"] = None
         return state
 
     def with_withheld(self, withheld: frozenset[str]) -> "Matcher":
@@ -136,6 +146,34 @@ class Matcher:
         if self.primitive == "path_prefix":
             return re.compile(_PATH_START + b"(?:" + alternation + b")" + _PATH_END)
         return re.compile(_NAME_START + b"(?:" + alternation + b")" + _NAME_END)
+
+    def substitutions(self) -> list[tuple[re.Pattern[bytes], bytes]]:
+        """One (pattern, replacement) per literal, longest first, when that gives the same result
+        as :meth:`find`; an empty list when it would not (many literals, a replacement that
+        holds another literal, a field-scoped rule)."""
+        if self._substitutions is None:
+            self._substitutions = self._make_substitutions()
+        return self._substitutions
+
+    def _make_substitutions(self) -> list[tuple[re.Pattern[bytes], bytes]]:
+        if self.primitive not in ("path_prefix", "literal_names") or self.fields is not None:
+            return []
+        if not self.pairs or len(self.pairs) > FEW_LITERALS:
+            return []
+        keys = sorted(self.pairs, key=lambda k: (-len(k), k))
+        # Replacing one literal after another equals one leftmost-longest pass only if no
+        # replacement can be matched again by a later literal.
+        if any(k in v for k in keys for v in self.pairs.values()):
+            return []
+        before, after = (_PATH_BEFORE, _PATH_END) if self.primitive == "path_prefix" else (_NAME_BEFORE, _NAME_END)
+        out = []
+        for key in keys:
+            literal = key.encode("utf-8")
+            # The left boundary is checked by a lookbehind placed after the literal, so that the
+            # pattern starts with the literal and ``re`` can search for it directly.
+            guard = b"(?<!" + before + b"." * len(literal) + b")"
+            out.append((re.compile(re.escape(literal) + guard + after, re.DOTALL), self.pairs[key].encode("utf-8")))
+        return out
 
     def find(self, data: bytes, lo: int = 0, hi: int | None = None) -> list[tuple[int, int, bytes]]:
         """Every firing in ``data[lo:hi]``: (start, end, replacement), leftmost first.
