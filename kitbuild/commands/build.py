@@ -21,6 +21,7 @@ import orjson
 from kitbuild import index as kit_index
 from kitbuild.config import DEFAULT_CONFIG, Config, check_out, load_config
 from kitbuild.errors import ConfigError, LeakError
+from kitbuild.figures import FigureCheckError, FigureError, FigureValue, RecordFiles, evaluate, records, render_figures_table, require_checks, views
 from kitbuild.index import Entry
 from kitbuild.jsonfile import dump_json
 from kitbuild.leaks import LeakFinding, LeakScanner
@@ -43,6 +44,8 @@ class BuildReport:
     files: list[FileResult]
     rules: list[dict[str, Any]]
     leaks: list[LeakFinding] = field(default_factory=list)
+    # Every figure, counted from the rewritten kit (none in a dry run: nothing is rewritten on disk).
+    figures: dict[str, FigureValue] = field(default_factory=dict)
 
     @property
     def record_bytes(self) -> int:
@@ -89,7 +92,9 @@ def _merge(first: FileResult, second: FileResult, digest_rule: int | None) -> Fi
         counts=counts,
         digests=second.digests,
         long_runs=second.long_runs,
-        leaks=second.leaks,  # the second pass scanned the file as it now is, whole
+        # Either the second pass scanned the file as it now is, or the first pass found
+        # nothing and the second could only find withheld digests left in place.
+        leaks=second.leaks,
         events=first.events,
     )
 
@@ -164,15 +169,22 @@ def build(
                 only = [None] * len(matchers)
                 if digest_rule is not None:
                     only[digest_rule] = digest_matcher
-                plan2 = Plan(only, private, described, allow)
-                staged = [str(staging / files[i].kit_path) for i in again]
-                jobs2 = [FileJob(path, files[i].kit_path, path + ".withheld") for path, i in zip(staged, again)]
+                # Files the gate passed in the first pass need no second scan: a placeholder
+                # cannot make private text. Files it stopped are scanned again, so each finding
+                # names its line and column in the file as it would be published.
                 progress.begin("withholding digests", len(again), sum(results[i].size for i in again))
-                rewritten = run_files(jobs2, plan2, workers, progress)
+                for rescan in (False, True):
+                    chosen = [i for i in again if bool(results[i].leaks) == rescan]
+                    if not chosen:
+                        continue
+                    plan2 = Plan(only, private, described, allow, scan=rescan)
+                    staged = [str(staging / files[i].kit_path) for i in chosen]
+                    jobs2 = [FileJob(path, files[i].kit_path, path + ".withheld") for path, i in zip(staged, chosen)]
+                    rewritten = run_files(jobs2, plan2, workers, progress)
+                    for i, path, second_result in zip(chosen, staged, rewritten):
+                        os.replace(path + ".withheld", path)
+                        results[i] = _merge(results[i], second_result, digest_rule)
                 progress.end()
-                for i, path, second_result in zip(again, staged, rewritten):
-                    os.replace(path + ".withheld", path)
-                    results[i] = _merge(results[i], second_result, digest_rule)
 
         rules = []
         for use in config.rules:
@@ -186,7 +198,8 @@ def build(
             return report
 
         assert staging is not None
-        generated = _write_generated(config, staging, results, rules)
+        report.figures = _figures(config, staging, private)
+        generated = _write_generated(config, staging, results, rules, report.figures)
         scanner = LeakScanner(private, described, allow)
         for name, data in generated.items():
             report.leaks.extend(scanner.scan(name, data, 1))
@@ -224,7 +237,36 @@ def _parent(target: Path) -> Path:
     return parent
 
 
-def _write_generated(config: Config, staging: Path, results: list[FileResult], rules: list[dict[str, Any]]) -> dict[str, bytes]:
+def _figures(config: Config, staging: Path, private: dict[str, str]) -> dict[str, FigureValue]:
+    """Every figure counted from the staged, rewritten records: the page prints what the kit backs.
+
+    A figure that cannot be counted, or a check that does not hold, stops the build (exit 1).
+    The message names figures, kit paths and pointers; should it hold a string the config calls
+    private (a source path typed as a kit path), that string is replaced by what it is.
+    """
+    if not config.figures and not config.figures_table:
+        return {}
+    try:
+        values = evaluate(config.figures, RecordFiles(staging), where=config.document.where)
+        require_checks(values)
+        # The page texts' parts ({{ f.a_only }}) can only be checked now that the figures exist.
+        render_figures_table(config.figures_table, views(records(values)), where=config.document.where)
+    except FigureError as exc:
+        raise FigureError(exc.figure, _scrub(exc.reason, private)) from None
+    except FigureCheckError as exc:
+        raise FigureCheckError([_scrub(line, private) for line in exc.lines]) from None
+    return values
+
+
+def _scrub(text: str, private: dict[str, str]) -> str:
+    for secret in sorted(private, key=len, reverse=True):
+        text = text.replace(secret, f"[{private[secret]}]")
+    return text
+
+
+def _write_generated(
+    config: Config, staging: Path, results: list[FileResult], rules: list[dict[str, Any]], figures: dict[str, FigureValue]
+) -> dict[str, bytes]:
     """Write SHA256SUMS, the travelling template, index.json, provenance.json and the pages."""
     generated: dict[str, bytes] = {}
     records = [Entry(r.kit_path, r.size, r.sha256) for r in results]
@@ -244,7 +286,7 @@ def _write_generated(config: Config, staging: Path, results: list[FileResult], r
     for r in results:
         top = r.kit_path.split("/", 1)[0]
         counts[top] = counts.get(top, 0) + 1
-    provenance = provenance_json(config, rules, counts, pages_from)
+    provenance = provenance_json(config, rules, counts, pages_from, figures)
     generated[kit_index.PROVENANCE] = dump_json(provenance)
     index_doc = kit_index.index_json(config.kit, listed, Entry.from_bytes(kit_index.PROVENANCE, generated[kit_index.PROVENANCE]))
     generated[kit_index.INDEX] = index_doc
