@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from kitbuild.errors import ConfigError, RuleError
+from kitbuild.figures import validate_figures, validate_figures_table
+from kitbuild.figures.table import check_table_names
 from kitbuild.rules import Rule, resolve_rule
 from kitbuild.schema import first_schema_error, key_path, load_schema, public_key_path
 from kitbuild.yamlfile import YamlDocument, load_yaml
@@ -72,6 +74,9 @@ class Config:
     readme_template: Path | None
     not_here: str | None
     document: YamlDocument = field(repr=False, compare=False, hash=False)
+    # The figures block and readme.figures_table as written (docs/figures.md), already checked.
+    figures: Mapping[str, Any] = field(default_factory=dict)
+    figures_table: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def base_dir(self) -> Path:
@@ -196,6 +201,14 @@ def load_config(path: str | os.PathLike[str] = DEFAULT_CONFIG) -> Config:
         if not template.is_file():
             raise _fail(doc, ["readme", "template"], "no such template file (relative to kit.yaml)")
 
+    # Checked here, before any file is read, so a typo stops at its kit.yaml line (exit 2); whether
+    # the kit's files can back each figure is the build's question (exit 1).
+    figures = data.get("figures", {})
+    figures_table = readme.get("figures_table", [])
+    validate_figures(figures, doc.where)
+    validate_figures_table(figures_table, doc.where)
+    check_table_names(figures_table, figures, doc.where)
+
     return Config(
         path=config_path,
         label=label,
@@ -213,4 +226,6 @@ def load_config(path: str | os.PathLike[str] = DEFAULT_CONFIG) -> Config:
         readme_template=template,
         not_here=readme.get("not_here"),
         document=doc,
+        figures=figures,
+        figures_table=tuple(figures_table),
     )

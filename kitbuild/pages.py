@@ -15,6 +15,7 @@ import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 
 from kitbuild.errors import KitbuildError
+from kitbuild.figures import FigureSpecError, render_figures_table, views
 from kitbuild.resources import templates_dir
 
 # Long kits (say, 100,000 row files) would make a README nobody reads; past this many files a
@@ -44,7 +45,32 @@ def _environment(custom: Mapping[str, str]) -> SandboxedEnvironment:
     )
     env.filters["thousands"] = lambda n: f"{n:,}"
     env.filters["short"] = lambda digest: str(digest)[:12]
+    # A Markdown table cell: a '|' in a page text or a path would end the cell.
+    env.filters["cell"] = lambda text: str(text).replace("|", "\\|")
     return env
+
+
+def _figure_tables(figures: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each group_by figure as a table the built-in pages print: a row per group, a column per figure."""
+    tables = []
+    for name, record in figures.items():
+        spec = record.get("spec", {})
+        if spec.get("recount") != "group_by":
+            continue
+        columns = list(spec.get("figures", []))
+        # A McNemar column holds a net gain, which has no "of": "+3", not "+3 of 64".
+        gains = {c for c in columns if figures.get(c, {}).get("spec", {}).get("recount") == "mcnemar_exact"}
+        rows = []
+        for label, group in record.get("parts", {}).items():
+            cells = []
+            for column in columns:
+                cell = group.get("parts", {}).get(column, {})
+                of = cell.get("of")
+                cells.append(cell.get("text", "") + (f" of {of['text']}" if of is not None and column not in gains else ""))
+            rows.append({"label": label, "count": group["text"], "cells": cells})
+        by = str(spec.get("by", "")).rsplit("/", 1)[-1]
+        tables.append({"name": name, "about": spec.get("about"), "by": by, "columns": columns, "rows": rows})
+    return tables
 
 
 def page_context(provenance: Mapping[str, Any], index: Mapping[str, Any]) -> dict[str, Any]:
@@ -62,6 +88,12 @@ def page_context(provenance: Mapping[str, Any], index: Mapping[str, Any]) -> dic
                 "count": len(inside),
             }
         )
+    figures = views(provenance.get("figures", {}))
+    try:
+        figures_table = render_figures_table(provenance.get("figures_table", []), figures)
+    except FigureSpecError as exc:
+        # A page text naming a part no figure has: the kit's own provenance.json cannot be rendered.
+        raise TemplateError(f"figures_table: {exc.message}") from None
     return {
         "title": provenance["title"],
         "date": provenance["date"],
@@ -78,6 +110,11 @@ def page_context(provenance: Mapping[str, Any], index: Mapping[str, Any]) -> dic
         "config": {key: provenance.get(key) for key in PUBLIC_CONFIG_KEYS},
         "provenance": provenance,
         "index": index,
+        # Issue 4: {{ figures.bm25_every5 }} prints a figure's stored text; figures_table the rows
+        # of 'Where each figure on the page comes from', their page texts rendered.
+        "figures": figures,
+        "figures_table": figures_table,
+        "figure_tables": _figure_tables(provenance.get("figures", {})),
     }
 
 

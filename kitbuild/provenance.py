@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from kitbuild.config import Config
+from kitbuild.figures import FigureValue
 from kitbuild.jsonfile import dump_json
 from kitbuild.version import TOOL_NAME, __version__
 
@@ -39,9 +40,16 @@ def provenance_json(
     rules: Sequence[dict[str, Any]],
     source_counts: Mapping[str, int],
     pages: Mapping[str, str],
+    figures: Mapping[str, FigureValue] | None = None,
 ) -> dict[str, Any]:
-    """The provenance document (a dict; write it with :func:`dump_json`)."""
+    """The provenance document (a dict; write it with :func:`dump_json`).
+
+    ``figures`` are the values computed from the built kit: each is stored with its spec as
+    kit.yaml wrote it, so verify can recount it from the kit alone, and with the text the pages
+    print, so the pages can be rendered again from this file.
+    """
     public = config.public()
+    values = figures or {}
     return {
         "tool": {"name": TOOL_NAME, "version": __version__},
         "kit": config.kit,
@@ -56,6 +64,8 @@ def provenance_json(
         "external_digests": dict(sorted(config.external_digests.items())),
         "allow": public["allow"],
         "pages": dict(pages),
+        "figures": {name: {"spec": dict(config.figures[name]), **value.record()} for name, value in values.items()},
+        "figures_table": [dict(row) for row in config.figures_table],
     }
 
 

@@ -103,7 +103,7 @@ BAD = {
     ),
     "schema, unknown key": (
         "sources:\n  - {path: src, as: run}\noutput: x\n",
-        "kit.yaml:1:1: (top level): unknown key 'output'; the keys allowed here are: allow, date, external_digests, kit, "
+        "kit.yaml:1:1: (top level): unknown key 'output'; the keys allowed here are: allow, date, external_digests, figures, kit, "
         "licence, out, readme, rules, sources, summary, title. See README.md, 'The kit config'.",
     ),
     "schema, nested key": (

@@ -12,7 +12,7 @@ See docs/figures.md for the keys of each recount.
 
 from kitbuild.figures.errors import FigureCheckError, FigureError, FigureSpecError
 from kitbuild.figures.evaluate import evaluate, failed_checks, require_checks, same_value, validate_figures
-from kitbuild.figures.files import FolderFiles, KitFiles, MemoryFiles
+from kitbuild.figures.files import FolderFiles, KitFiles, MemoryFiles, RecordFiles
 from kitbuild.figures.recount import Recount
 from kitbuild.figures.registry import BUILTIN_RECOUNTS, ENTRY_POINT_GROUP, known_recounts, recount
 from kitbuild.figures.render import FigureView, records, render_text, views
@@ -33,6 +33,7 @@ __all__ = [
     "KitFiles",
     "MemoryFiles",
     "Recount",
+    "RecordFiles",
     "TableProblem",
     "evaluate",
     "failed_checks",

@@ -47,11 +47,13 @@ def validate_figures(spec: Any, where: Where | None = None, prefix: Sequence[str
     is the block's own key path in its document.
     """
     if isinstance(spec, dict):
-        for name in spec:
-            # The schema's own message would not say which key; a figure's name is worth naming.
+        for position, name in enumerate(spec, 1):
+            # The schema's own message would not say which key. A key that is not a name may be
+            # anything (a pasted private path): it is shown by position, and line:col points at it.
             if not isinstance(name, str) or not NAME.fullmatch(name):
+                place = where([*prefix, name]) if where else "kit.yaml"
                 raise FigureSpecError(
-                    f"{locate(where, [*prefix, name])}: {name!r} cannot name a figure: use lower-case letters, digits and '_', starting with a letter"
+                    f"{place}: {key_path(prefix)}[key #{position}]: cannot name a figure: use lower-case letters, digits and '_', starting with a letter"
                 )
     error = first_schema_error(spec, load_schema("figures"))
     if error:

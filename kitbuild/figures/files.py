@@ -64,6 +64,31 @@ class FolderFiles:
         return full.open("rb")
 
 
+# What the build writes beside the records: written from the figures, so no figure reads them.
+GENERATED = frozenset({"index.json", "provenance.json", "README.md", "index.html", "SHA256SUMS"})
+GENERATED_FOLDER = "_templates"
+
+
+class NotARecord(KitbuildError):
+    """A figure names a file the build writes, not a record (the same in a build and in verify)."""
+
+
+class RecordFiles:
+    """A kit's record files only, read through ``kit`` (a folder path, or any :class:`KitFiles`).
+
+    The build counts figures before it writes index.json, provenance.json and the pages, and a
+    reader's verify must see the same files, so both refuse the files the build writes.
+    """
+
+    def __init__(self, kit: "str | Path | KitFiles") -> None:
+        self.kit: KitFiles = FolderFiles(kit) if isinstance(kit, (str, Path)) else kit
+
+    def open(self, path: str) -> BinaryIO:
+        if path in GENERATED or path.split("/", 1)[0] == GENERATED_FOLDER:
+            raise NotARecord(f"{path}: is written by the build, not a record file; a figure reads record files only")
+        return self.kit.open(path)
+
+
 class MemoryFiles:
     """A kit held as a dict of kit path -> bytes; for tests and for kits built in memory."""
 

@@ -85,14 +85,15 @@ def records(values: Mapping[str, FigureValue]) -> dict[str, dict[str, Any]]:
     return {name: value.record() for name, value in values.items()}
 
 
-def _environment() -> SandboxedEnvironment:
+def text_environment() -> SandboxedEnvironment:
+    """The sandbox figure texts are rendered in: undefined names fail, nothing is escaped."""
     return SandboxedEnvironment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
 
 
 def render_text(text: str, figures: Mapping[str, FigureView], label: str = "page") -> str:
     """A short text (a figures_table ``page`` cell) with its ``{{ }}`` filled from ``figures``."""
     try:
-        return _environment().from_string(text).render(figures)
+        return text_environment().from_string(text).render(figures)
     except jinja2.TemplateSyntaxError as exc:
         raise FigureSpecError(f"{label}: the text does not parse as a template: {exc.message}") from None
     except jinja2.UndefinedError as exc:

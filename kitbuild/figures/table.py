@@ -8,14 +8,17 @@ least one of the row's files: a key in the JSON document or in some NDJSON row, 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Collection, Mapping, Sequence
+
+import jinja2
+from jinja2 import meta
 
 from kitbuild.errors import KitbuildError
 from kitbuild.figures.errors import FigureSpecError
 from kitbuild.figures.evaluate import Where, locate
 from kitbuild.figures.files import KitFiles, KitReader, Unreadable, row_format
-from kitbuild.figures.render import FigureView, render_text
-from kitbuild.schema import first_schema_error, load_schema
+from kitbuild.figures.render import FigureView, render_text, text_environment
+from kitbuild.schema import first_schema_error, key_path, load_schema
 
 
 def validate_figures_table(table: Any, where: Where | None = None, prefix: Sequence[str | int] = ("readme", "figures_table")) -> None:
@@ -27,11 +30,48 @@ def validate_figures_table(table: Any, where: Where | None = None, prefix: Seque
         raise FigureSpecError(f"{locate(where, [*prefix, *path])}: {why}")
 
 
-def render_figures_table(table: Sequence[Mapping[str, Any]], figures: Mapping[str, FigureView]) -> list[dict[str, Any]]:
-    """The table's rows with each ``page`` text rendered: ``[{page, files, fields}]``, for templates."""
+def check_table_names(
+    table: Sequence[Mapping[str, Any]],
+    names: Collection[str],
+    where: Where | None = None,
+    prefix: Sequence[str | int] = ("readme", "figures_table"),
+) -> None:
+    """Check that each ``page`` text parses and names only figures; raises :class:`FigureSpecError`.
+
+    Run when kit.yaml is loaded, before anything is counted, so a typo in a page text stops the
+    build at its line. Parts (``{{ f.a_only }}``) can only be checked once the figures are computed.
+    """
+    env = text_environment()
+    known = ", ".join(sorted(names)) or "(none)"
+    for number, row in enumerate(table):
+        path = [*prefix, number, "page"]
+        try:
+            parsed = env.parse(row["page"])
+        except jinja2.TemplateSyntaxError as exc:
+            raise FigureSpecError(f"{locate(where, path)}: the text does not parse as a template: {exc.message}") from None
+        for name in sorted(meta.find_undeclared_variables(parsed)):
+            if name not in names:
+                raise FigureSpecError(f"{locate(where, path)}: names {name!r}, which is not a figure; the figures are: {known}")
+
+
+def render_figures_table(
+    table: Sequence[Mapping[str, Any]],
+    figures: Mapping[str, FigureView],
+    where: Where | None = None,
+    prefix: Sequence[str | int] = ("readme", "figures_table"),
+) -> list[dict[str, Any]]:
+    """The table's rows with each ``page`` text rendered: ``[{page, files, fields}]``, for templates.
+
+    ``where`` places an error at its kit.yaml line (the build's way); without it the error names
+    the row by its key path only.
+    """
+    def label(number: int) -> str:
+        path = [*prefix, number, "page"]
+        return locate(where, path) if where else key_path(path)
+
     return [
         {
-            "page": render_text(row["page"], figures, f"readme.figures_table[{number}].page"),
+            "page": render_text(row["page"], figures, label(number)),
             "files": list(row["files"]),
             "fields": list(row.get("fields", [])),
         }

@@ -27,7 +27,7 @@ def test_schema_errors_name_the_key_path():
     )
     assert message({"e": {k: v for k, v in EVERY.items() if k != "gold"}}) == "kit.yaml: figures.e: 'gold' is required here"
     assert message({"E5": EVERY}) == (
-        "kit.yaml: figures.E5: 'E5' cannot name a figure: use lower-case letters, digits and '_', starting with a letter"
+        "kit.yaml: figures[key #1]: cannot name a figure: use lower-case letters, digits and '_', starting with a letter"
     )
     assert message({"e": {**EVERY, "format": "percent"}}) == "kit.yaml: figures.e.format: must be one of 'count', 'plain', 'signed', 'p', 'text'"
     assert message({"e": {**EVERY, "rows": "/abs/rows.ndjson"}}) == "kit.yaml: figures.e.rows: does not have the required form (pattern ^[^/])"

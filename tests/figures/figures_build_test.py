@@ -1,0 +1,178 @@
+"""kitbuild build with figures: counted from the rewritten kit, stored in provenance.json, printed
+on the pages; a figure the kit cannot back stops the build with its name (issue 4)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kitbuild import build
+from kitbuild.errors import ConfigError
+from kitbuild.figures import FigureCheckError, FigureError, FigureSpecError
+
+from figkit import AS, FIGURES, ROWS, TABLE, write_bench
+from kittest import read_tree
+
+WHERE_SECTION = """\
+## Where each figure on the page comes from
+
+| On the page | File here | Fields |
+|---|---|---|
+| Hits: 3 of 5; the other arm 4, +1, p 1 | `bench-2026/run/rows.ndjson`, `bench-2026/run/other.ndjson` | `search`, `gold`, `abstention`, `score.all@5` |
+| The stored count: 3 \\| of 5 | `bench-2026/score/summary.json` | `counts.every@5` |
+
+Each figure was computed from the files named beside it when the kit was built, never typed;
+`provenance.json` holds how each is counted and its value, and `kitbuild verify` recounts every one
+from this folder alone.
+
+## Hits by question type
+
+| type | rows | `hits` | `other_hits` |
+|---|---:|---:|---:|
+| b | 3 | 1 of 2 | 2 of 2 |
+| a | 3 | 2 of 3 | 2 of 3 |
+
+## The files
+"""
+
+
+def test_the_readme_says_where_each_figure_comes_from(bench: Path) -> None:
+    write_bench(bench)
+    build("kit.yaml", jobs=1)
+    readme = (bench / "kit" / "README.md").read_text()
+    assert WHERE_SECTION in readme
+    assert readme.index("checks everything else this README says.") < readme.index("## Where each figure")
+    html = (bench / "kit" / "index.html").read_text()
+    assert "<h2>Where each figure on the page comes from</h2>" in html
+    assert "<tr><td>Hits: 3 of 5; the other arm 4, +1, p 1</td>" in html
+    assert '<tr><td>b</td><td class="n">3</td><td class="n">1 of 2</td><td class="n">2 of 2</td></tr>' in html
+
+
+def test_provenance_stores_each_spec_value_and_text(bench: Path) -> None:
+    write_bench(bench)
+    build("kit.yaml", jobs=1)
+    provenance = json.loads((bench / "kit" / "provenance.json").read_bytes())
+    assert list(provenance["figures"]) == list(FIGURES)
+    assert provenance["figures"]["hits"] == {"spec": FIGURES["hits"], "value": 3, "text": "3", "of": {"value": 5, "text": "5"}}
+    assert provenance["figures"]["other_vs_hits"]["parts"]["diff"] == {"value": 1, "text": "+1"}
+    assert provenance["figures_table"] == TABLE
+
+
+def test_a_kit_without_figures_stores_empty_ones_and_prints_no_section(bench: Path) -> None:
+    write_bench(bench, figures={}, table=[])
+    build("kit.yaml", jobs=1)
+    provenance = json.loads((bench / "kit" / "provenance.json").read_bytes())
+    assert (provenance["figures"], provenance["figures_table"]) == ({}, [])
+    assert "## Where each figure" not in (bench / "kit" / "README.md").read_text()
+
+
+def test_a_users_template_prints_figures_by_name(bench: Path) -> None:
+    (bench / "page.j2").write_text("# {{ title }}\n\nBM25: {{ figures.hits }} of {{ figures.hits.of }}, {{ figures.other_vs_hits.diff }}.\n")
+    write_bench(bench)
+    text = (bench / "kit.yaml").read_text().replace("readme:\n", "readme:\n  template: page.j2\n")
+    (bench / "kit.yaml").write_text(text)
+    build("kit.yaml", jobs=1)
+    assert (bench / "kit" / "README.md").read_text() == "# A kit with figures\n\nBM25: 3 of 5, +1.\n"
+
+
+def _nothing_written(bench: Path) -> None:
+    # The staging folder sits beside the target; build's finally removes it.
+    assert sorted(p.name for p in bench.iterdir()) == ["kit.yaml", "src"]
+
+
+def test_a_figure_over_a_missing_file_stops_the_build(bench: Path, cli) -> None:
+    write_bench(bench, figures={"hits": {**FIGURES["hits"], "rows": f"{AS}/run/gone.ndjson"}}, table=[])
+    result = cli("build")
+    assert result.exit_code == 1
+    assert result.stderr == f"kitbuild: figure 'hits' cannot be computed: {AS}/run/gone.ndjson: no such file in the kit\n"
+    _nothing_written(bench)
+
+
+def test_a_figure_over_a_bad_pointer_stops_the_build(bench: Path, cli) -> None:
+    write_bench(bench, figures={"hits": {**FIGURES["hits"], "ranked": "/ranked"}}, table=[])
+    result = cli("build")
+    assert result.exit_code == 1
+    assert result.stderr == f"kitbuild: figure 'hits' cannot be computed: {ROWS}:1: /ranked does not resolve: no key 'ranked' at the top level\n"
+    _nothing_written(bench)
+
+
+def test_a_check_that_does_not_hold_stops_the_build(bench: Path) -> None:
+    stored = {**FIGURES["stored_hits"], "pointer": "/counts/answerable", "of": 5}
+    write_bench(bench, figures={"hits": FIGURES["hits"], "stored_hits": stored}, table=[])
+    with pytest.raises(FigureCheckError) as caught:
+        build("kit.yaml", jobs=1)
+    assert caught.value.exit_code == 1
+    assert caught.value.message == "1 figure check did not hold:\n  stored_hits: equals hits does not hold: stored_hits is 5 of 5, hits is 3 of 5"
+    _nothing_written(bench)
+
+
+def test_a_figure_reads_record_files_only(bench: Path) -> None:
+    write_bench(bench, figures={"n": {"recount": "read", "file": "index.json", "pointer": "/kit"}}, table=[])
+    with pytest.raises(FigureError) as caught:
+        build("kit.yaml", jobs=1)
+    assert caught.value.message == "figure 'n' cannot be computed: index.json: is written by the build, not a record file; a figure reads record files only"
+
+
+def test_a_source_path_named_as_a_kit_path_is_not_printed(bench: Path) -> None:
+    # 'src/run' is how kit.yaml spells the private source; the kit calls it bench-2026/run.
+    (bench / "src").mkdir()
+    write_bench(bench, figures={"hits": {**FIGURES["hits"], "rows": "src/run/rows.ndjson"}}, table=[], sources=[{"path": "./src/run", "as": "run"}])
+    with pytest.raises(FigureError) as caught:
+        build("kit.yaml", jobs=1)
+    assert "src/run" not in caught.value.message
+    assert caught.value.message == "figure 'hits' cannot be computed: [the path of sources[0] as kit.yaml gives it]/rows.ndjson: no such file in the kit"
+
+
+def test_a_dry_run_counts_no_figures(bench: Path) -> None:
+    write_bench(bench, figures={"hits": {**FIGURES["hits"], "rows": f"{AS}/run/gone.ndjson"}}, table=[])
+    report = build("kit.yaml", dry_run=True, jobs=1)
+    assert report.figures == {}
+    _nothing_written(bench)
+
+
+def test_a_page_text_naming_no_figure_is_a_config_error(bench: Path) -> None:
+    write_bench(bench, table=[{"page": "{{ hits }} and {{ hitz }}", "files": [ROWS]}])
+    with pytest.raises(ConfigError) as caught:
+        build("kit.yaml", jobs=1)
+    assert caught.value.exit_code == 2
+    line = (bench / "kit.yaml").read_text().splitlines().index("  - page: '{{ hits }} and {{ hitz }}'") + 1
+    assert caught.value.message == (
+        f"kit.yaml:{line}:11: readme.figures_table[0].page: names 'hitz', which is not a figure; "
+        "the figures are: by_type, hits, other_hits, other_vs_hits, stored_hits, tsv_hits"
+    )
+
+
+def test_a_page_text_naming_no_part_stops_at_its_line(bench: Path) -> None:
+    write_bench(bench, table=[{"page": "{{ other_vs_hits.gain }}", "files": [ROWS]}])
+    with pytest.raises(FigureSpecError) as caught:
+        build("kit.yaml", jobs=1)
+    assert caught.value.exit_code == 2
+    assert caught.value.message.startswith("kit.yaml:")
+    assert ": readme.figures_table[0].page: names something that is not a figure or a part of one: " in caught.value.message
+    _nothing_written(bench)
+
+
+def test_a_bad_figure_spec_is_a_config_error_at_its_line(bench: Path, cli) -> None:
+    write_bench(bench, figures={"hits": {**FIGURES["hits"], "k": 0}}, table=[])
+    line = (bench / "kit.yaml").read_text().splitlines().index("    k: 0") + 1
+    result = cli("build")
+    assert result.exit_code == 2
+    assert result.stderr == f"kitbuild: kit.yaml:{line}:8: figures.hits.k: must be at least 1\n"
+
+
+def test_a_figure_key_that_is_not_a_name_is_shown_by_position(bench: Path, cli) -> None:
+    write_bench(bench, figures={"hits": FIGURES["hits"], "/scratch/u7/rows": FIGURES["hits"]}, table=[])
+    result = cli("build")
+    assert result.exit_code == 2
+    assert "/scratch" not in result.stderr
+    assert "figures[key #2]: cannot name a figure" in result.stderr
+
+
+def test_the_same_bench_builds_the_same_bytes(bench: Path, tmp_path: Path) -> None:
+    write_bench(bench)
+    build("kit.yaml", jobs=1)
+    first = read_tree(bench / "kit")
+    build("kit.yaml", tmp_path / "again", jobs=2)
+    assert read_tree(tmp_path / "again") == first
