@@ -14,7 +14,7 @@ Codes are grouped by the check that produces them:
 - KB4xx  digests printed in records
 - KB5xx  leaks
 - KB6xx  pages
-- KB7xx  (reserved for figures)
+- KB7xx  figures: each figure recounted from the kit's files, its checks, the figures table
 - KB8xx  check: the kit at ``out`` against a fresh build, and the config's private strings
 - KB9xx  build: the leak gate and rewrites that cannot be written safely
 """
@@ -80,6 +80,15 @@ CODES: dict[str, str] = {
     "KB602": "A page's template cannot be rendered in the sandbox (an error, or a reach for Python internals).",
     "KB603": "A page (README.md, index.html) is missing.",
     "KB604": "provenance.pages names a template that is not a listed file under _templates/ of the kit.",
+    # -- figures --------------------------------------------------------------------------
+    "KB701": "A figure recounted from the kit's files differs from the value (or its 'of', or a part) provenance.json stores for it.",
+    "KB702": "A figure cannot be recounted: a file, pointer or field it reads is missing from the kit, or of the wrong kind.",
+    "KB703": "provenance.json's figure specs cannot be used here: a recount this installation lacks, or a spec its schema refuses.",
+    "KB704": "An agrees_with check does not hold: stored per-row outcomes differ from the recount (the first rows are named).",
+    "KB705": "An equals check does not hold: two figures that must be equal are not.",
+    "KB706": "A page prints a figure's stored text where the kit's files recount another value.",
+    "KB707": "A row of the figures table names a file that is not in the kit.",
+    "KB708": "A row of the figures table names a field that none of its files has (a JSON key, a key of some NDJSON row, a TSV column).",
     # -- check ----------------------------------------------------------------------------
     "KB801": "A file of the kit at 'out' differs from the same file of a fresh build.",
     "KB802": "A fresh build writes a file that the kit at 'out' lacks.",
@@ -102,8 +111,9 @@ CHECKS: dict[str, str] = {
     "digests": "Digests printed in records",
     "leaks": "Leaks",
     "pages": "Pages",
+    "figures": "Figures",
 }
-_GROUP = {"0": "schema", "1": "completeness", "2": "sums", "3": "provenance", "4": "digests", "5": "leaks", "6": "pages", "8": "check", "9": "build"}
+_GROUP = {"0": "schema", "1": "completeness", "2": "sums", "3": "provenance", "4": "digests", "5": "leaks", "6": "pages", "7": "figures", "8": "check", "9": "build"}
 # The title of each group of codes, as docs/findings.md and ``kitbuild explain`` show it.
 GROUP_TITLES: dict[str, str] = {**CHECKS, "check": "kitbuild check", "build": "kitbuild build"}
 # The command that reports each group.
@@ -161,7 +171,7 @@ def findings_markdown() -> str:
         "",
         "`kitbuild verify`, `kitbuild check` and `kitbuild build` report every finding with one of these",
         "stable codes, a kit path and, where it applies, a line; `--format json` and `--format github` carry",
-        "the same codes. `kitbuild explain CODE` prints one code's line. KB7xx is reserved.",
+        "the same codes. `kitbuild explain CODE` prints one code's line.",
     ]
     group = None
     for code, doc in CODES.items():

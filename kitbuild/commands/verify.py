@@ -23,6 +23,7 @@ import orjson
 
 from kitbuild import index as kit_index
 from kitbuild.filescan import FileScan, ScanPlan, scan_bytes, scan_file
+from kitbuild.figures.verify import check_figures
 from kitbuild.findings import Finding
 from kitbuild.jsonfile import dump_json
 from kitbuild.kitfs import DIR, FILE, OTHER, SYMLINK, ArchiveLimits, KitFS, MemberError, NotAKitError, open_kit, refusal
@@ -410,6 +411,11 @@ def verify(
             line, want, found = scan.page_diff
             findings.append(Finding("KB601", page, "differs from the page its template renders from provenance.json and index.json", line=line, expected=want, found=found))
 
+    # -- figures (kitbuild.figures.verify: every figure recounted from the kit's own files) ----
+    figures = check_figures(provenance.document if provenance.valid else None, fs, index=index.document if index.valid else None, template=custom_template[1] if custom_template else None)
+    findings.extend(figures.findings)
+    checks["figures"].figures.extend(figures.lines)
+    checks["figures"].skipped = figures.skipped
 
     file_findings(checks, findings)
     return VerifyReport(str(kit), list(checks.values()))

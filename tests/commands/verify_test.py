@@ -70,7 +70,8 @@ FRESH_REPORT = """\
 ✓ Digests printed in records: 5 digests printed in records: 2 check against the copy here, 1 withheld, 2 external, 0 unresolved
     3 path and digest pairs: 3 agree with the copy here or are withheld
 ✓ Leaks: 11 files scanned: 0 private paths, 0 e-mail addresses, 0 private IPv4 addresses
-✓ Pages: README.md and index.html re-rendered from provenance.json and index.json with the built-in templates, in the sandbox"""
+✓ Pages: README.md and index.html re-rendered from provenance.json and index.json with the built-in templates, in the sandbox
+✓ Figures: provenance.json declares no figures"""
 
 
 def test_a_fresh_kit_passes_every_check(kit: Path) -> None:
@@ -92,7 +93,7 @@ def test_json_holds_the_same_content(kit: Path) -> None:
     assert code == 0
     document = orjson.loads(out)
     assert document["command"] == "verify" and document["ok"] is True and document["findings"] == [] and document["exit_code"] == 0
-    assert [c["id"] for c in document["checks"]] == ["schema", "completeness", "sums", "provenance", "digests", "leaks", "pages"]
+    assert [c["id"] for c in document["checks"]] == ["schema", "completeness", "sums", "provenance", "digests", "leaks", "pages", "figures"]
     text_figures = [line.split(": ", 1)[1] if not line.startswith("    ") else line.strip() for line in FRESH_REPORT.splitlines()]
     assert [f for c in document["checks"] for f in c["figures"]] == text_figures
 
