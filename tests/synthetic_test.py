@@ -495,6 +495,7 @@ def test_kit_yaml(bench: Path) -> None:
         "sources",
         "rules",
         "external_digests",
+        "figures",
         "readme",
     ]
     assert kit["kit"] == "rrf-data-kit" and kit["out"] == "./kit" and kit["licence"] == "CC-BY-4.0"
@@ -513,6 +514,7 @@ def test_kit_yaml(bench: Path) -> None:
     assert kit["rules"][2]["with"] == {"placeholder": "withheld-2026-09-29"}
     assert set(kit["external_digests"]) == {DATASET, HARNESS}
     assert kit["summary"] and kit["readme"]["not_here"]
+    assert len(kit["figures"]) == 54 and len(kit["readme"]["figures_table"]) == 13
 
 
 # --- determinism and speed --------------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from importlib.resources import files
+
 SUMMARY = (
     "A synthetic bench, drawn from fixed seeds, shaped like the LongMemEval-S runs behind the "
     "Reciprocal rank fusion page: the October bench (BM25, nomic-embed-text, their fusion and the "
@@ -18,7 +20,18 @@ NOT_HERE = (
 )
 
 
+def figures_block() -> str:
+    """The demo's figures and its README's figures table, as kit.yaml text (figures.yaml, one copy)."""
+    return files("kitbuild.synthetic").joinpath("figures.yaml").read_text(encoding="utf-8")
+
+
 def kit_yaml(harness_sha256: str) -> str:
+    # figures.yaml ends with the 'readme:' mapping (its figures_table); not_here joins it there.
+    head, readme = figures_block().split("\nreadme:\n", 1)
+    return _settings(harness_sha256) + "\n" + head + f'\nreadme:\n  not_here: "{NOT_HERE}"\n' + readme
+
+
+def _settings(harness_sha256: str) -> str:
     return f"""kit: rrf-data-kit
 title: "Reciprocal rank fusion: the data kit"
 date: 2026-11-09
@@ -48,6 +61,4 @@ rules:
 external_digests:
   d6f21ea9d60a0d56f34a05b609c79c88a451d2ae03597821ea3d5a9678c3a442: "longmemeval_s_cleaned.json, the public dataset"
   {harness_sha256}: "the bench harness, pinned by every lock"
-readme:
-  not_here: "{NOT_HERE}"
 """
