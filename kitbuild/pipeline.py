@@ -57,8 +57,8 @@ class Plan:
     allow: Sequence[str]
     collect: bool = False
     chunk_size: int = CHUNK_SIZE
-    # False when the bytes were scanned already and only digests change: the census still
-    # reports withheld digests left in place.
+    # False when the bytes were scanned already and only digests change: no leak scan and no
+    # digest census (the first pass's census said where withheld digests would stay).
     scan: bool = True
     _scanner: LeakScanner | None = field(default=None, repr=False, compare=False)
 
@@ -137,7 +137,7 @@ def run_file(job: FileJob, plan: Plan) -> FileResult:
                 window_line = line - tail.count(b"\n")
                 if plan.scan:
                     leaks.extend(scanner.scan(job.kit_path, window, window_line))
-                for start, end in hex_runs(window):
+                for start, end in hex_runs(window) if plan.scan else ():
                     run = window[start:end].decode("ascii").lower()
                     if end - start == 64:
                         digests.add(run)

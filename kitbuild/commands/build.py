@@ -170,14 +170,18 @@ def build(
                 if digest_rule is not None:
                     only[digest_rule] = digest_matcher
                 # Files the gate passed in the first pass need no second scan: a placeholder
-                # cannot make private text. Files it stopped are scanned again, so each finding
-                # names its line and column in the file as it would be published.
+                # cannot make private text, and the first census shows no withheld digest that
+                # would stay. The others are scanned again, so each finding names its line and
+                # column in the file as it would be published.
                 progress.begin("withholding digests", len(again), sum(results[i].size for i in again))
-                for rescan in (False, True):
-                    chosen = [i for i in again if bool(results[i].leaks) == rescan]
+                def rescan(r: FileResult) -> bool:
+                    return bool(r.leaks) or any(w in run for run in r.long_runs for w in withheld)
+
+                for scan in (False, True):
+                    chosen = [i for i in again if rescan(results[i]) == scan]
                     if not chosen:
                         continue
-                    plan2 = Plan(only, private, described, allow, scan=rescan)
+                    plan2 = Plan(only, private, described, allow, scan=scan)
                     staged = [str(staging / files[i].kit_path) for i in chosen]
                     jobs2 = [FileJob(path, files[i].kit_path, path + ".withheld") for path, i in zip(staged, chosen)]
                     rewritten = run_files(jobs2, plan2, workers, progress)
