@@ -6,6 +6,8 @@ error's exit status, so every failure a user can cause must arrive here as a sub
 
 from __future__ import annotations
 
+from typing import Sequence
+
 # Exit statuses, documented in README.md ("Exit codes").
 EXIT_OK = 0
 EXIT_FINDINGS = 1  # the input was understood but did not pass: a leak, an unsafe rewrite, a finding
@@ -36,12 +38,34 @@ class RuleError(ConfigError):
 
 
 class LeakError(KitbuildError):
-    """The leak gate found private text in the would-be kit (exit 1)."""
+    """The leak gate found private text in the would-be kit (exit 1).
+
+    ``findings`` holds each :class:`~kitbuild.leaks.LeakFinding`, for reports that want them
+    as values rather than as lines of the message.
+    """
 
     exit_code = EXIT_FINDINGS
+
+    def __init__(self, message: str, findings: Sequence[object] = ()) -> None:
+        super().__init__(message)
+        self.findings = list(findings)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.message, self.findings))
 
 
 class UnsafeRewriteError(KitbuildError):
-    """A replacement cannot be written safely in its file's format (exit 1)."""
+    """A replacement cannot be written safely in its file's format (exit 1).
+
+    ``path``, ``line`` and ``col`` name the place (a kit path; never a private one).
+    """
 
     exit_code = EXIT_FINDINGS
+
+    def __init__(self, message: str, path: str = "", line: int = 0, col: int = 0) -> None:
+        super().__init__(message)
+        self.path, self.line, self.col = path, line, col
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # Raised in worker processes: pickled with its place, not only its message.
+        return (type(self), (self.message, self.path, self.line, self.col))

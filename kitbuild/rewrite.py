@@ -86,7 +86,10 @@ class Rewriter:
         line, col = _position(chunk, pos, self.line)
         raise UnsafeRewriteError(
             f"{self.kit_path}:{line}:{col}: a rule's replacement cannot be written safely here: {why}. "
-            "Change the rule's replacement so it needs no escaping in this format."
+            "Change the rule's replacement so it needs no escaping in this format.",
+            self.kit_path,
+            line,
+            col,
         )
 
     def _rewrite(self, index: int, chunk: bytes, hits: list[tuple[int, int, bytes]]) -> tuple[bytes, int]:

@@ -60,14 +60,15 @@ def default_jobs() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def _withheld_closure(results: list[FileResult]) -> set[str]:
+def _withheld_closure(results: list[FileResult], withholding: bool) -> set[str]:
     """Original digests of every file that will change, digest withholding included.
 
-    A file changes if a rule rewrote it, or if it prints the original digest of a file that
-    changes (that digest will be withheld): repeat until nothing more changes.
+    A file changes if a rule rewrote it, or, when a digest-withheld rule runs, if it prints the
+    original digest of a file that changes (that digest will be withheld): repeat until nothing
+    more changes. Without such a rule a printed digest stays, and the leak gate reports it.
     """
     withheld = {r.source_sha256 for r in results if r.changed}
-    grew = True
+    grew = withholding
     while grew:
         grew = False
         for r in results:
@@ -144,7 +145,7 @@ def build(
         results = run_files(jobs_for(list(range(len(files)))), plan, workers, progress)
         progress.end()
 
-        withheld = _withheld_closure(results)
+        withheld = _withheld_closure(results, digest_rule is not None)
         described: dict[str, str] = {}
         if withheld:
             by_sha = {r.source_sha256: r.kit_path for r in results}
@@ -175,7 +176,10 @@ def build(
                 # column in the file as it would be published.
                 progress.begin("withholding digests", len(again), sum(results[i].size for i in again))
                 def rescan(r: FileResult) -> bool:
-                    return bool(r.leaks) or any(w in run for run in r.long_runs for w in withheld)
+                    # A withheld digest stays where no rule withholds it, or inside a longer run
+                    # of hex digits; the census of the second pass then reports where.
+                    stays = digest_rule is None and bool(r.digests & withheld)
+                    return stays or bool(r.leaks) or any(w in run for run in r.long_runs for w in withheld)
 
                 for scan in (False, True):
                     chosen = [i for i in again if rescan(results[i]) == scan]
@@ -208,7 +212,7 @@ def build(
         for name, data in generated.items():
             report.leaks.extend(scanner.scan(name, data, 1))
         if report.leaks:
-            raise LeakError(_leak_message(report.leaks))
+            raise LeakError(_leak_message(report.leaks), sorted(set(report.leaks), key=lambda f: (f.path, f.line, f.col, f.what)))
         _move_into_place(staging, target)
         staging = None
         return report
