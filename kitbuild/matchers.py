@@ -147,6 +147,12 @@ class Matcher:
             return re.compile(_PATH_START + b"(?:" + alternation + b")" + _PATH_END)
         return re.compile(_NAME_START + b"(?:" + alternation + b")" + _NAME_END)
 
+    def table(self) -> dict[bytes, bytes]:
+        """Each literal -> its replacement, as bytes."""
+        if not self._table:
+            self._table = {k.encode("utf-8"): v.encode("utf-8") for k, v in self.pairs.items()}
+        return self._table
+
     def substitutions(self) -> list[tuple[re.Pattern[bytes], bytes]]:
         """One (pattern, replacement) per literal, longest first, when that gives the same result
         as :meth:`find`; an empty list when it would not (many literals, a replacement that

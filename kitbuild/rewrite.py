@@ -163,6 +163,41 @@ class Rewriter:
 
     # -- field scoping -----------------------------------------------------------------------
 
+    def _json_field_values(self, index: int, matcher: Matcher, chunk: bytes) -> bytes:
+        """A field-scoped literal rule in JSON: each field value found once and rewritten in place.
+
+        Field values are short and most are exactly one name, which a dict lookup settles; only
+        a value that is not searches it for names. One substitution over the chunk, with no
+        automaton pass over the rest of it.
+        """
+        assert matcher.fields is not None
+        self._field_spans(index, matcher.fields, b"")  # compiles the field pattern once
+        regex = self._field_res[index]
+        table = matcher.table()
+        fired = 0
+
+        def value(m: re.Match[bytes]) -> bytes:
+            nonlocal fired
+            text = m.group(1)
+            rep = table.get(text[1:-1]) if text[:1] == b'"' else None
+            if rep is not None:
+                safe = self._safe_cache.get(rep)
+                if safe is None:
+                    safe = self._safe_cache[rep] = self._safe(rep, chunk, m.start(1))
+                fired += 1
+                new = b'"' + safe + b'"'
+            else:
+                hits = matcher.find(text)
+                if not hits:
+                    return m.group(0)
+                new, n = self._rewrite(index, text, hits)
+                fired += n
+            return m.group(0)[: m.start(1) - m.start(0)] + new
+
+        chunk = regex.sub(value, chunk)
+        self.counts[index] += fired
+        return chunk
+
     def _field_spans(self, index: int, fields: Sequence[str], chunk: bytes) -> list[tuple[int, int]]:
         """Byte spans of the values of ``fields`` in ``chunk``, in order."""
         fmt = self.format
@@ -220,6 +255,14 @@ class Rewriter:
             fast = matcher.substitutions() if self.events is None else []
             if fast:
                 chunk = self._substitute(index, chunk, fast)
+                continue
+            if (
+                self.events is None
+                and matcher.fields is not None
+                and matcher.primitive == "literal_names"
+                and self.format in ("json", "ndjson")
+            ):
+                chunk = self._json_field_values(index, matcher, chunk)
                 continue
             hits = self._hits(index, matcher, chunk)
             if hits:

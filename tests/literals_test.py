@@ -86,3 +86,20 @@ def test_many_names_take_the_automaton() -> None:
     assert Matcher("literal_names", pairs={"a": "b"}, fields=["route"]).substitutions() == []
     # A replacement that holds another literal would be matched again: no per-literal path.
     assert Matcher("literal_names", pairs={"box": "big box", "big": "x"}).substitutions() == []
+
+
+values = st.lists(st.sampled_from(["gpu-b17", "gpu-b17.cluster.example.net", "box", " ", "x", "gpu-b170", ".", "-", "\\\""]),
+                  max_size=6).map("".join)
+records = st.lists(
+    st.tuples(st.sampled_from(["route", "host", "note"]), values), max_size=6
+).map(lambda kv: ("{" + ", ".join(f'"{k}": "{v}"' for k, v in kv) + "}\n").encode())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(records, max_size=5).map(b"".join))
+def test_field_scoped_names_fast_and_event_paths_agree(data: bytes) -> None:
+    # A build rewrites JSON field values through one substitution; a dry run through the finder.
+    matchers = [Matcher("literal_names", pairs=NAMES, fields=["route", "host"])]
+    fast, slow = Rewriter("a.ndjson", matchers), Rewriter("a.ndjson", matchers, collect=True)
+    assert fast.feed(data) == slow.feed(data)
+    assert fast.counts == slow.counts
