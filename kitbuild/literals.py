@@ -21,6 +21,7 @@ import ahocorasick_rs
 
 # (start, end, literal index)
 Match = tuple[int, int, int]
+SEPARATE_LITERALS = 8
 Boundary = Callable[[bytes, int, int, int, int], bool]
 
 
@@ -40,8 +41,16 @@ class LiteralFinder:
             raise ValueError("empty literal")
         self._longest = ahocorasick_rs.BytesAhoCorasick(self.literals, matchkind=ahocorasick_rs.MatchKind.LeftmostLongest)
         self._all: ahocorasick_rs.BytesAhoCorasick | None = None
+        # One automaton per literal runs at memchr speed (GB/s); one automaton for a handful of
+        # literals that share common bytes can be ten times slower. Where no boundary is checked
+        # (the leak gate), a few literals are searched one by one and the hits merged.
+        self._singles = (
+            [ahocorasick_rs.BytesAhoCorasick([lit]) for lit in self.literals]
+            if boundary is None and 1 < len(self.literals) <= SEPARATE_LITERALS
+            else None
+        )
 
-    def __getstate__(self) -> dict[str, object]:
+    def __getstate__(self) -> dict[str, object]:  # automatons are rebuilt, not pickled
         return {"literals": self.literals, "boundary": self.boundary}
 
     def __setstate__(self, state: dict[str, object]) -> None:
@@ -52,6 +61,8 @@ class LiteralFinder:
         if hi is None:
             hi = len(data)
         view = data if (lo == 0 and hi == len(data)) else memoryview(data)[lo:hi]
+        if self._singles is not None:
+            return self._merged(view, lo)
         found = self._longest.find_matches_as_indexes(view)
         if not found:
             return []
@@ -65,6 +76,20 @@ class LiteralFinder:
             if not check(data, s, e, lo, hi):
                 return self._resolve(data, lo, hi, view)
             out.append((s, e, i))
+        return out
+
+    def _merged(self, view: bytes | memoryview, lo: int) -> list[Match]:
+        """Leftmost-longest hits from one search per literal."""
+        hits = [(lo + s, lo + e, i) for i, single in enumerate(self._singles or []) for _, s, e in single.find_matches_as_indexes(view)]
+        if not hits:
+            return []
+        hits.sort(key=lambda h: (h[0], h[0] - h[1]))
+        out: list[Match] = []
+        taken_to = -1
+        for hit in hits:
+            if hit[0] >= taken_to:
+                out.append(hit)
+                taken_to = hit[1]
         return out
 
     def _resolve(self, data: bytes, lo: int, hi: int, view: bytes | memoryview) -> list[Match]:

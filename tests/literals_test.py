@@ -103,3 +103,16 @@ def test_field_scoped_names_fast_and_event_paths_agree(data: bytes) -> None:
     fast, slow = Rewriter("a.ndjson", matchers), Rewriter("a.ndjson", matchers, collect=True)
     assert fast.feed(data) == slow.feed(data)
     assert fast.counts == slow.counts
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts)
+def test_separate_and_joint_searches_agree(data: bytes) -> None:
+    # A few literals without boundaries (the leak gate) are searched one by one; the merged
+    # hits must be the joint automaton's leftmost-longest ones.
+    literals = [b"/x/ls", b"/x/ls/a", b"gpu-b17", b"gpu-b17.cluster.example.net", b"ls/a/x"]
+    separate = LiteralFinder(literals)
+    assert separate._singles is not None
+    joint = LiteralFinder(literals)
+    joint._singles = None
+    assert separate.find(data) == joint.find(data)
