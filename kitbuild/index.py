@@ -24,7 +24,7 @@ TEMPLATES_DIR = "_templates"
 UNLISTED = (INDEX, PROVENANCE, README, INDEX_PAGE)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Entry:
     """One listed file."""
 
@@ -45,8 +45,9 @@ def sums_text(records: Iterable[Entry]) -> bytes:
     return b"".join(f"{e.sha256}  {e.path}\n".encode("utf-8") for e in sorted(records, key=lambda e: e.path))
 
 
-def index_json(kit: str, entries: Iterable[Entry], provenance: Entry | None = None) -> bytes:
-    """index.json: the kit's name, its files sorted by path, and provenance.json's size and digest.
+def index_document(kit: str, entries: Iterable[Entry], provenance: Entry | None = None) -> dict[str, object]:
+    """index.json as data: the kit's name, its files sorted by path, and provenance.json's size
+    and digest.
 
     provenance.json is not a listed file (the pages are rendered from it), but its digest is
     recorded here so that ``kitbuild verify`` catches an edit to any of its bytes, including
@@ -56,4 +57,9 @@ def index_json(kit: str, entries: Iterable[Entry], provenance: Entry | None = No
     document: dict[str, object] = {"kit": kit, "files": files}
     if provenance is not None:
         document["provenance"] = provenance.as_dict()
-    return dump_json(document)
+    return document
+
+
+def index_json(kit: str, entries: Iterable[Entry], provenance: Entry | None = None) -> bytes:
+    """index.json's bytes (see :func:`index_document`)."""
+    return dump_json(index_document(kit, entries, provenance))

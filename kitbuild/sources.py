@@ -20,11 +20,11 @@ from kitbuild.config import Config, Source
 from kitbuild.errors import ConfigError
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SourceFile:
     """One file to publish: where it is read from and the kit path it gets."""
 
-    src: Path
+    src: str  # a plain string: a kit of 100,000 files holds 100,000 of these
     kit_path: str
     source: int
 
@@ -129,6 +129,6 @@ def list_files(config: Config) -> list[SourceFile]:
                 continue
             if any(r.match(rel) for r in excludes):
                 continue
-            files.append(SourceFile(path, f"{source.as_}/{rel}", source.index))
+            files.append(SourceFile(str(path), f"{source.as_}/{rel}", source.index))
     files.sort(key=lambda f: f.kit_path)
     return files

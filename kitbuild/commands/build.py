@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
 
 from kitbuild import index as kit_index
 from kitbuild.config import DEFAULT_CONFIG, Config, check_out, load_config
@@ -136,7 +135,7 @@ def build(
     try:
         def jobs_for(selected: list[int]) -> list[FileJob]:
             return [
-                FileJob(str(files[i].src), files[i].kit_path, None if staging is None else str(staging / files[i].kit_path))
+                FileJob(files[i].src, files[i].kit_path, None if staging is None else str(staging / files[i].kit_path))
                 for i in selected
             ]
 
@@ -296,9 +295,10 @@ def _write_generated(
         counts[top] = counts.get(top, 0) + 1
     provenance = provenance_json(config, rules, counts, pages_from, figures)
     generated[kit_index.PROVENANCE] = dump_json(provenance)
-    index_doc = kit_index.index_json(config.kit, listed, Entry.from_bytes(kit_index.PROVENANCE, generated[kit_index.PROVENANCE]))
+    index_data = kit_index.index_document(config.kit, listed, Entry.from_bytes(kit_index.PROVENANCE, generated[kit_index.PROVENANCE]))
+    index_doc = dump_json(index_data)
     generated[kit_index.INDEX] = index_doc
-    generated.update(render_pages(page_context(provenance, orjson.loads(index_doc)), custom))
+    generated.update(render_pages(page_context(provenance, index_data), custom))
     for name, data in generated.items():
         path = staging / name
         path.parent.mkdir(parents=True, exist_ok=True)
