@@ -113,7 +113,10 @@ def run_file(job: FileJob, plan: Plan) -> FileResult:
     """Copy, rewrite, hash and scan one file in a single pass."""
     scanner = plan.scanner()
     withheld = plan.digests
-    h_in, h_out = hashlib.sha256(), hashlib.sha256()
+    # Until a rule first changes a chunk, the copy's bytes are the source's: one hash serves
+    # both, and the copy's hash forks from it at the first change (never, for most files).
+    h_in = hashlib.sha256()
+    h_out: "hashlib._Hash | None" = None
     n_in = n_out = 0
     digests: set[str] = set()
     long_runs: set[str] = set()
@@ -128,10 +131,13 @@ def run_file(job: FileJob, plan: Plan) -> FileResult:
             tail = b""
             chunks = _blocks(src, head, plan.chunk_size) if binary else line_chunks(src, plan.chunk_size, head)
             for chunk in chunks:
+                out = chunk if rewriter is None else rewriter.feed(chunk)
+                if h_out is None and out is not chunk and out != chunk:
+                    h_out = h_in.copy()
                 h_in.update(chunk)
                 n_in += len(chunk)
-                out = chunk if rewriter is None else rewriter.feed(chunk)
-                h_out.update(out)
+                if h_out is not None:
+                    h_out.update(out)
                 n_out += len(out)
                 if sink is not None:
                     sink.write(out)
@@ -164,7 +170,7 @@ def run_file(job: FileJob, plan: Plan) -> FileResult:
     return FileResult(
         kit_path=job.kit_path,
         size=n_out,
-        sha256=h_out.hexdigest(),
+        sha256=(h_out or h_in).hexdigest(),
         source_size=n_in,
         source_sha256=h_in.hexdigest(),
         binary=binary,
