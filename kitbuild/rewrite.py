@@ -19,7 +19,7 @@ from typing import Sequence
 import orjson
 
 from kitbuild.errors import UnsafeRewriteError
-from kitbuild.matchers import Matcher
+from kitbuild.matchers import FEW_LITERALS, Matcher
 
 FORMATS = ("json", "ndjson", "yaml", "tsv", "text")
 _BY_SUFFIX = {".json": "json", ".ndjson": "ndjson", ".jsonl": "ndjson", ".yaml": "yaml", ".yml": "yaml", ".tsv": "tsv"}
@@ -65,6 +65,7 @@ class Rewriter:
         self._field_res: dict[int, re.Pattern[bytes]] = {}
         self._safe_cache: dict[bytes, bytes] = {}
         self._templates: dict[bytes, bytes] = {}
+        self._whole: dict[int, list[tuple[re.Pattern[bytes], bytes]] | None] = {}
 
     # -- one region --------------------------------------------------------------------------
 
@@ -171,9 +172,18 @@ class Rewriter:
         automaton pass over the rest of it.
         """
         assert matcher.fields is not None
+        table = matcher.table()
+        whole = self._whole_values(index, matcher, chunk)
+        if whole is not None:
+            # A value that is exactly one name is replaced in C, one pattern per field and name;
+            # only if a name is still in the chunk after that is each value searched.
+            for pattern, template in whole:
+                chunk, n = pattern.subn(template, chunk)
+                self.counts[index] += n
+            if not any(name in chunk for name in table):
+                return chunk
         self._field_spans(index, matcher.fields, b"")  # compiles the field pattern once
         regex = self._field_res[index]
-        table = matcher.table()
         fired = 0
 
         def value(m: re.Match[bytes]) -> bytes:
@@ -197,6 +207,25 @@ class Rewriter:
         chunk = regex.sub(value, chunk)
         self.counts[index] += fired
         return chunk
+
+    def _whole_values(self, index: int, matcher: Matcher, chunk: bytes) -> list[tuple[re.Pattern[bytes], bytes]] | None:
+        """Patterns for JSON field values that are exactly one name, or None for too many."""
+        if index in self._whole:
+            return self._whole[index]
+        assert matcher.fields is not None
+        table = matcher.table()
+        result: list[tuple[re.Pattern[bytes], bytes]] | None = None
+        if len(table) * len(matcher.fields) <= FEW_LITERALS:
+            result = []
+            for field in matcher.fields:
+                key = b'"' + re.escape(field.encode("utf-8")) + rb'"\s*:\s*"'
+                for name, rep in sorted(table.items(), key=lambda kv: (-len(kv[0]), kv[0])):
+                    # JSON needs no safety check beyond escaping, which _safe does at any position.
+                    safe = self._safe_cache.get(rep) or self._safe_cache.setdefault(rep, self._safe(rep, chunk, 0))
+                    template = b"\\g<1>" + safe.replace(b"\\", b"\\\\") + b'"'
+                    result.append((re.compile(b"(" + key + b")" + re.escape(name) + b'"'), template))
+        self._whole[index] = result
+        return result
 
     def _field_spans(self, index: int, fields: Sequence[str], chunk: bytes) -> list[tuple[int, int]]:
         """Byte spans of the values of ``fields`` in ``chunk``, in order."""
