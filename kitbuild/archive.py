@@ -110,7 +110,7 @@ def sha256_line(path: Path) -> bytes:
     return f"{digest.hexdigest()}  {path.name}\n".encode("utf-8")
 
 
-def write_atomically(path: Path, write: Callable[[IO[bytes]], None]) -> None:
+def write_atomically(path: Path, write: Callable[[IO[bytes]], object]) -> None:
     """Write ``path`` through a temporary file beside it, so a failure leaves no half archive."""
     tmp = path.with_name(f".{path.name}.kitbuild-{os.getpid()}")
     try:

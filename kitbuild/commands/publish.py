@@ -67,6 +67,14 @@ def _walk(kit: Path, label: str) -> dict[str, Path]:
     return found
 
 
+def _is_date(text: str) -> bool:
+    try:
+        datetime.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _members(kit: Path, label: str) -> tuple[str, str, list[archive.ArchiveMember]]:
     """The kit's name, date and files, checked against its own index.json."""
     index = _read_json(kit, INDEX, label)
@@ -77,11 +85,17 @@ def _members(kit: Path, label: str) -> tuple[str, str, list[archive.ArchiveMembe
     if not isinstance(name, str) or not _KIT_NAME.match(name):
         raise _not_a_kit(label, "index.json's 'kit' is not a kit name (lower-case letters, digits, '.', '_', '-'). Rebuild the kit.")
     date = provenance.get("date") if isinstance(provenance, dict) else None
-    try:
-        datetime.date.fromisoformat(date)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise _not_a_kit(label, "provenance.json has no 'date' (YYYY-MM-DD), which gives the archive its times. Rebuild the kit.") from None
-    listed = {f.get("path") for f in index["files"] if isinstance(f, dict)}
+    if not isinstance(date, str) or not _is_date(date):
+        raise _not_a_kit(label, "provenance.json has no 'date' (YYYY-MM-DD), which gives the archive its times. Rebuild the kit.")
+    listed: set[str] = set()
+    for i, entry in enumerate(index["files"]):
+        if not isinstance(entry, dict):
+            continue
+        path = entry.get("path")
+        # Name the entry: a missing or non-string path cannot be compared with the files on disk.
+        if not isinstance(path, str):
+            raise _not_a_kit(label, f"index.json's files[{i}] has no 'path' string. Rebuild the kit, then run 'kitbuild verify' on it.")
+        listed.add(path)
     on_disk = _walk(kit, label)
     expected = listed | {n for n in UNLISTED if n in on_disk}
     extra = sorted(set(on_disk) - expected)
@@ -94,7 +108,7 @@ def _members(kit: Path, label: str) -> tuple[str, str, list[archive.ArchiveMembe
             what.append(f"{len(missing)} listed file{'s' if len(missing) != 1 else ''} missing (first: {missing[0]})")
         raise _not_a_kit(label, f"does not hold what its index.json lists: {'; '.join(what)}. Rebuild the kit, then run 'kitbuild verify' on it.")
     members = [archive.ArchiveMember(p, on_disk[p], on_disk[p].stat().st_size) for p in sorted(expected)]
-    return name, date, members  # type: ignore[return-value]
+    return name, date, members
 
 
 def publish(kit: str | os.PathLike[str], fmt: str = "tar.gz", out: str | os.PathLike[str] | None = None) -> PublishReport:

@@ -11,6 +11,7 @@ import tarfile
 import zipfile
 from pathlib import Path
 
+import orjson
 import pytest
 
 from kitbuild.archive import epoch_of
@@ -117,6 +118,19 @@ def test_a_kit_that_does_not_match_its_index_is_refused(kit: Path, cli) -> None:
     (kit / "run-1/run.json").unlink()
     result = cli("publish", "kit")
     assert "1 listed file missing (first: run-1/run.json)" in result.stderr
+    assert not list(kit.parent.glob("*.tar.gz*"))
+
+
+def test_an_index_entry_without_a_path_is_refused_by_its_position(kit: Path, cli) -> None:
+    index = orjson.loads((kit / "index.json").read_bytes())
+    index["files"].extend([{"size": 1}, {"path": 3}])
+    (kit / "index.json").write_bytes(orjson.dumps(index))
+    result = cli("publish", "kit")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"kitbuild: kit: index.json's files[{len(index['files']) - 2}] has no 'path' string. "
+        "Rebuild the kit, then run 'kitbuild verify' on it.\n",
+    )
     assert not list(kit.parent.glob("*.tar.gz*"))
 
 
