@@ -14,7 +14,9 @@ from typing import Any, Iterable
 from kitbuild.commands.build import BuildReport
 from kitbuild.errors import EXIT_FINDINGS, EXIT_OK, LeakError, UnsafeRewriteError
 from kitbuild.findings import Finding
-from kitbuild.formats import annotations, findings_document, json_text
+# Imported under another name: ``from __future__ import annotations`` binds ``annotations`` here.
+from kitbuild.formats import annotations as finding_annotations
+from kitbuild.formats import findings_document, json_text
 from kitbuild.leaks import GENERIC_SHAPES, LeakFinding
 
 _SHAPES = {what for what, _ in GENERIC_SHAPES}
@@ -95,4 +97,4 @@ def build_json(report: BuildReport | None, config: str, *, dry_run: bool, findin
 
 
 def build_github(findings: list[Finding], folder: str = "") -> str:
-    return annotations(findings, folder)
+    return finding_annotations(findings, folder)

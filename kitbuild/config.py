@@ -189,9 +189,9 @@ def load_config(path: str | os.PathLike[str] = DEFAULT_CONFIG) -> Config:
         params = entry.get("with", {})
         problem = rule.check_params(params)
         if problem:
-            where = ["rules", i, "with", *problem[0]]
+            at: list[str | int] = ["rules", i, "with", *problem[0]]
             shown = public_key_path(problem[0], params, rule.params, prefix=f"rules[{i}].with")
-            raise ConfigError(f"{doc.where(where)}: {shown}: {problem[1]} (rule {rule.id!r}; see README.md, 'Built-in rules')")
+            raise ConfigError(f"{doc.where(at)}: {shown}: {problem[1]} (rule {rule.id!r}; see README.md, 'Built-in rules')")
         rules.append(RuleUse(i, rule, params))
 
     readme = data.get("readme", {})

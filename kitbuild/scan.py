@@ -379,9 +379,9 @@ def scan_bench(paths: Iterable[str | os.PathLike[str]]) -> BenchScan:
             unresolved[p] = sum(printed_paths[p].values())
             continue
         prefix, folder = hit
-        proposal = maps.setdefault(prefix, MapProposal(prefix, folder.as_))
-        proposal.printed.update(printed_paths[p])
-        proposal.examples.append(p)
+        mapping = maps.setdefault(prefix, MapProposal(prefix, folder.as_))
+        mapping.printed.update(printed_paths[p])
+        mapping.examples.append(p)
     still: Counter[str] = Counter()
     for p, n in unresolved.items():
         covering = [m for m in maps if _under(p, m)]
@@ -393,10 +393,10 @@ def scan_bench(paths: Iterable[str | os.PathLike[str]]) -> BenchScan:
         else:
             still[p] = n
     for prefix, members in _group_unresolved(still, own + list(maps)).items():
-        proposal = maps.setdefault(prefix, MapProposal(prefix, None))
+        mapping = maps.setdefault(prefix, MapProposal(prefix, None))
         for p in members:
-            proposal.printed.update(printed_paths[p])
-            proposal.examples.append(p)
+            mapping.printed.update(printed_paths[p])
+            mapping.examples.append(p)
 
     digests = [
         DigestProposal(d, printed_digests[d]) for d in sorted(printed_digests) if d not in file_digests

@@ -18,7 +18,8 @@ from kitbuild.resources import schema_path
 @functools.lru_cache(maxsize=None)
 def load_schema(name: str) -> dict[str, Any]:
     """The parsed schema ``kitbuild/schemas/<name>.schema.json``."""
-    return orjson.loads(schema_path(name).read_bytes())
+    schema: dict[str, Any] = orjson.loads(schema_path(name).read_bytes())
+    return schema
 
 
 def key_path(path: Iterable[str | int]) -> str:
@@ -63,9 +64,13 @@ def _describe(error: jsonschema.ValidationError) -> str:
     # jsonschema's own text echoes the offending value, which may be a private path; name the
     # rule that failed instead and keep the value out of logs.
     validator = error.validator
+    # jsonschema types the failing subschema as Mapping | bool | unset; only a mapping can carry
+    # the keywords below, and a bare True/False schema yields no such error.
+    schema = error.schema if isinstance(error.schema, Mapping) else {}
     if validator == "additionalProperties":
-        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
-        allowed = ", ".join(sorted(error.schema.get("properties", {})))
+        instance = error.instance if isinstance(error.instance, Mapping) else {}
+        extra = sorted(set(instance) - set(schema.get("properties", {})))
+        allowed = ", ".join(sorted(schema.get("properties", {})))
         return f"unknown key {', '.join(repr(e) for e in extra)}; the keys allowed here are: {allowed}"
     if validator == "required":
         return error.message.replace("is a required property", "is required here")
@@ -75,7 +80,7 @@ def _describe(error: jsonschema.ValidationError) -> str:
         return f"does not have the required form (pattern {error.validator_value})"
     if validator == "propertyNames":
         return "has a key of the wrong form: " + _describe(error.context[0]) if error.context else "has a key of the wrong form"
-    if validator == "enum":
+    if validator == "enum" and isinstance(error.validator_value, list):
         return "must be one of " + ", ".join(repr(v) for v in error.validator_value)
     if validator == "not":
         return "is a name kitbuild reserves for the kit's own files"

@@ -7,11 +7,17 @@ and its findings, sorted by path and line, so the same kit always gives the same
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kitbuild.errors import EXIT_FINDINGS, EXIT_OK
 from kitbuild.findings import CHECKS, Finding, check_of
-from kitbuild.formats import annotations, findings_document, json_text
+# Imported under another name: ``from __future__ import annotations`` binds ``annotations`` here.
+from kitbuild.formats import annotations as finding_annotations
+from kitbuild.formats import findings_document, json_text
+
+if TYPE_CHECKING:
+    # For annotations only: kitbuild.commands.check imports this module at run time.
+    from kitbuild.commands.check import CheckReport
 
 
 @dataclass
@@ -122,16 +128,16 @@ def verify_json(report: VerifyReport) -> str:
 
 def verify_github(report: VerifyReport, folder: str = "") -> str:
     """``kitbuild verify --format github``: one annotation per finding."""
-    return annotations(report.findings, folder)
+    return finding_annotations(report.findings, folder)
 
 
-def check_findings(report: "CheckReport") -> list[Finding]:  # noqa: F821
+def check_findings(report: CheckReport) -> list[Finding]:
     """Every finding of a check run: its own (the fresh build, private strings), then verify's."""
     own = sorted(report.findings, key=Finding.sort_key)
     return own + (report.verify.findings if report.verify is not None else [])
 
 
-def check_document(report: "CheckReport") -> dict[str, Any]:  # noqa: F821
+def check_document(report: CheckReport) -> dict[str, Any]:
     """``kitbuild check --format json``: one document (``command`` 'check'), verify's nested in it."""
     return {
         "command": "check",
@@ -161,7 +167,7 @@ def stopped_check_document(config: str, findings: list[Finding]) -> dict[str, An
     }
 
 
-def check_text(report: "CheckReport") -> str:  # noqa: F821 (imported lazily: check imports this module's values)
+def check_text(report: CheckReport) -> str:
     """``kitbuild check``'s report: the comparison, the private-string scan, then verify's report."""
     from kitbuild.findings import Finding as _Finding
 

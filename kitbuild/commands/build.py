@@ -150,10 +150,11 @@ def build(
             by_sha = {r.source_sha256: r.kit_path for r in results}
             described = {w: f"the original sha256 of {by_sha[w]}, which a rule rewrote" for w in withheld}
             again = [i for i, r in enumerate(results) if _may_print(r, withheld)]
-            digest_matcher = None
+            digest_matcher: Matcher | None = None
             if digest_rule is not None:
-                assert matchers[digest_rule] is not None
-                digest_matcher = matchers[digest_rule].with_withheld(frozenset(withheld))
+                digest_rule_matcher = matchers[digest_rule]
+                assert digest_rule_matcher is not None
+                digest_matcher = digest_rule_matcher.with_withheld(frozenset(withheld))
             if staging is None:
                 # A dry run has no staged copies: run every rule again from the source, so the
                 # events show each firing in order.
@@ -166,7 +167,7 @@ def build(
             else:
                 # The staged copy already carries every other rule's rewrite: the second pass
                 # only withholds digests in it (and scans it again as it is now).
-                only = [None] * len(matchers)
+                only: list[Matcher | None] = [None] * len(matchers)
                 if digest_rule is not None:
                     only[digest_rule] = digest_matcher
                 # Files the gate passed in the first pass need no second scan: a placeholder
@@ -196,7 +197,8 @@ def build(
         rules = []
         for use in config.rules:
             firings = {r.kit_path: r.counts[use.index] for r in results}
-            writes = matchers[use.index].writes() if matchers[use.index] else []
+            matcher = matchers[use.index]
+            writes = matcher.writes() if matcher is not None else []
             rules.append(rule_record(use.index, config, firings, writes))
         leaks = [leak for r in results for leak in r.leaks]
         report = BuildReport(config, target, dry_run, results, rules, leaks)
@@ -211,7 +213,8 @@ def build(
         for name, data in generated.items():
             report.leaks.extend(scanner.scan(name, data, 1))
         if report.leaks:
-            raise LeakError(_leak_message(report.leaks), sorted(set(report.leaks), key=lambda f: (f.path, f.line, f.col, f.what)))
+            found: list[LeakFinding] = sorted(set(report.leaks), key=lambda f: (f.path, f.line, f.col, f.what))
+            raise LeakError(_leak_message(report.leaks), found)
         _move_into_place(staging, target)
         staging = None
         return report

@@ -21,7 +21,8 @@ def _text(value: Any) -> str:
 def same(cell: Any, wanted: Any, tsv: bool) -> bool:
     """Whether a field equals a ``where`` value; True is not 1 and "1" is not 1 outside a TSV."""
     if tsv:
-        return cell == _text(wanted)
+        # A TSV cell is text; anything else equals no text.
+        return isinstance(cell, str) and cell == _text(wanted)
     if isinstance(cell, bool) or isinstance(wanted, bool):
         return isinstance(cell, bool) and isinstance(wanted, bool) and cell == wanted
     if isinstance(cell, (int, float)) and isinstance(wanted, (int, float)):

@@ -77,7 +77,8 @@ class Rrf(Recount):
             inputs.append((number, leg, leg_rows, {entry.key: entry.row for entry in leg_keyed}))
         weights = [exact(leg["weight"]) for leg in spec["lists"]]
         tie_mode = spec.get("count", "rebuilt") == "tie_across"
-        n = spec.get("at") if tie_mode else spec.get("n", DEFAULT_N)
+        # figures.schema.json requires 'at' when count is tie_across.
+        n: int = spec["at"] if tie_mode else spec.get("n", DEFAULT_N)
 
         outcomes = {}
         for entry in keyed:
