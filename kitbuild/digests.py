@@ -20,7 +20,7 @@ PREFIX = b"sha256:"
 def hex_runs(data: bytes) -> list[tuple[int, int]]:
     """(start, end) of every run of at least 64 hex digits, in order."""
     mask = data.translate(_TABLE)
-    runs = []
+    runs: list[tuple[int, int]] = []
     pos = 0
     while True:
         start = mask.find(_RUN, pos)

@@ -54,7 +54,7 @@ class LiteralFinder:
         return {"literals": self.literals, "boundary": self.boundary}
 
     def __setstate__(self, state: dict[str, object]) -> None:
-        self.__init__(state["literals"], state["boundary"])  # type: ignore[misc, arg-type]
+        self.__init__(state["literals"], state["boundary"])  # type: ignore[misc]
 
     def find(self, data: bytes, lo: int = 0, hi: int | None = None) -> list[Match]:
         """Matches in ``data``; the boundary check sees ``lo``..``hi`` as the region's edges."""

@@ -149,7 +149,7 @@ class Rewriter:
             return [hit for lo, hi in spans for hit in matcher.find(chunk, lo, hi)]
         # Literal matchers search the chunk once and keep the hits inside a value: one pass,
         # however many fields a chunk holds.
-        kept = []
+        kept: list[tuple[int, int, bytes]] = []
         spans_iter = iter(spans)
         lo, hi = next(spans_iter)
         for hit in matcher.find(chunk):
