@@ -204,6 +204,7 @@ def verify_command(
     format: str = typer.Option("text", "--format", help=FORMAT_HELP),
     as_json: bool = typer.Option(False, "--json", help="The same as --format json."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help=QUIET_HELP),
+    jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="Worker processes (default: the number of cores)."),
 ) -> None:
     """Check a kit in reverse, from its own files alone; exit 1 on any finding, 2 if KIT is not a kit."""
     from kitbuild.commands.verify import verify
@@ -214,7 +215,7 @@ def verify_command(
     fmt = "json" if as_json else _format(format)
     try:
         with progress_for(fmt, quiet) as progress:
-            report = verify(kit, progress=progress)
+            report = verify(kit, jobs=jobs, progress=progress)
     except KitbuildError as exc:
         fail(exc)
     if fmt == "json":
@@ -231,6 +232,7 @@ def check_command(
     config: Path = typer.Argument(Path("kit.yaml"), help="The kit config."),
     format: str = typer.Option("text", "--format", help=FORMAT_HELP),
     quiet: bool = typer.Option(False, "--quiet", "-q", help=QUIET_HELP),
+    jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="Worker processes (default: the number of cores)."),
 ) -> None:
     """Rebuild the kit, compare it byte for byte with the one at 'out', scan it for private strings and verify it."""
     from kitbuild.commands.check import check
@@ -242,7 +244,7 @@ def check_command(
     fmt = _format(format)
     try:
         with progress_for(fmt, quiet) as progress:
-            report = check(config, progress=progress)
+            report = check(config, jobs=jobs, progress=progress)
     except (LeakError, UnsafeRewriteError) as exc:
         # The rebuild stopped: what stopped it is check's finding too.
         if fmt == "text":

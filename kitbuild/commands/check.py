@@ -81,11 +81,12 @@ def _diff(path: str, kit: Path, fresh: Path) -> list[str]:
     return lines[:DIFF_LINES] + ([f"… {len(lines) - DIFF_LINES} more diff lines"] if len(lines) > DIFF_LINES else [])
 
 
-def check(config_path: str | os.PathLike[str] = DEFAULT_CONFIG, *, progress: Progress = SILENT) -> CheckReport:
+def check(config_path: str | os.PathLike[str] = DEFAULT_CONFIG, *, jobs: int | None = None, progress: Progress = SILENT) -> CheckReport:
     """Rebuild, compare, scan for private strings and verify the kit a config describes.
 
     Raises what :func:`~kitbuild.commands.build.build` raises when the rebuild itself fails (a bad
-    config: exit 2; the leak gate: exit 1). ``progress`` is told each stage's files and bytes.
+    config: exit 2; the leak gate: exit 1). The rebuild and verify run ``jobs`` worker processes
+    (default: one per core). ``progress`` is told each stage's files and bytes.
     """
     config = load_config(config_path)
     report = CheckReport(str(config_path), config.out)
@@ -96,7 +97,7 @@ def check(config_path: str | os.PathLike[str] = DEFAULT_CONFIG, *, progress: Pro
     scratch = Path(tempfile.mkdtemp(prefix=".kitbuild-check-"))
     try:
         fresh_root = scratch / "kit"
-        fresh_build = build(config_path, fresh_root, progress=progress)
+        fresh_build = build(config_path, fresh_root, jobs=jobs, progress=progress)
         kit_files, fresh_files = _files(config.out), _files(fresh_root)
         both = set(kit_files) & set(fresh_files)
         progress.begin("comparing", len(both), sum(kit_files[p] for p in both))
@@ -141,5 +142,5 @@ def check(config_path: str | os.PathLike[str] = DEFAULT_CONFIG, *, progress: Pro
     # A diff would print the private string it found into a CI log: show none for such a file.
     for path in {f.path for f in report.findings if f.code == "KB804"} & set(report.diffs):
         report.diffs[path] = ["(no diff shown: the kit's copy holds a private string; see KB804 below)"]
-    report.verify = verify(config.out, progress=progress)
+    report.verify = verify(config.out, jobs=jobs, progress=progress)
     return report
