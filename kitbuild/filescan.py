@@ -2,37 +2,57 @@
 
 Each file is read once, in fixed-size blocks, whatever its line lengths (a kit from anywhere may
 hold a 100 MB line). In that pass it is hashed, compared with the page it should be, and searched
-for the digests it prints, the placeholder, the words the rules wrote and leak shapes. JSON and
-NDJSON records are also parsed for (path, digest) pairs, up to :data:`PAIR_PARSE_LIMIT` bytes per
-document, so memory stays bounded by that limit and never grows with the file.
+for the digests it prints, the placeholder, the words the rules wrote and leak shapes. Every
+search is a C-level primitive over the whole block (``bytes.count``, ``bytes.translate``, an
+Aho–Corasick automaton, a regular expression with a literal first byte); Python runs per match,
+never per byte or per line.
 
-Patterns run over a window: the bytes carried from the previous block, then the new block. A
-match is taken only if it starts before the last :data:`_MARGIN` bytes of the window (those are
-carried into the next one), so a match is never cut by a block edge and never counted twice; a few
-bytes before the window stay visible to look-behind assertions.
+Searches run over a window: a little context before, the bytes carried from the previous block,
+then the new block. A match is taken only if it starts in the window's settled part, which ends
+at the last line end at least :data:`_MARGIN` bytes before the window's end (or, inside a line
+longer than that, :data:`_MARGIN` bytes before the end), so a match is never cut by a block edge
+and never counted twice.
 
-:func:`scan_file` is a pure function of a kit reader, a kit path and a picklable :class:`ScanPlan`,
-so a process pool can map it over the files.
+Only a record that prints a real digest (a run of 64 hex digits) is parsed for (path, digest)
+pairs: a pair whose digest is a placeholder always holds, so parsing the many records that print
+only placeholders would check nothing. JSON documents are parsed whole and NDJSON records line by
+line, up to :data:`PAIR_PARSE_LIMIT` bytes each, so memory stays bounded by that limit.
+
+Where something was found is kept as a byte offset; :func:`locate` turns the few offsets a report
+prints into lines and columns, reading the file again only when it has a finding to place.
+
+:func:`scan_file` is a pure function of a kit reader, a kit path and a picklable :class:`ScanPlan`;
+:func:`scan_files` maps it over a kit's files in a process pool.
 """
 
 from __future__ import annotations
 
+import bisect
+import functools
 import hashlib
+import io
+import itertools
+import os
 import re
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping, Sequence
 
 import orjson
 
+from kitbuild.digests import DIGEST_LENGTH, hex_runs
 from kitbuild.kitfs import KitFS, MemberError
-from kitbuild.leaks import GENERIC_SHAPES, READER_SHAPES
+from kitbuild.leaks import GENERIC_SHAPES, READER_SHAPES, ShapeFinder
+from kitbuild.literals import LiteralFinder
+from kitbuild.progress import SILENT, Progress
 from kitbuild.rewrite import format_of
 from kitbuild.schema import key_path
 
 BLOCK_SIZE = 1 << 20
 PAIR_PARSE_LIMIT = 16 << 20
-# Longer than any match the patterns need whole (a prefixed digest is 71 bytes; an allow entry
-# rarely passes a few hundred), and the look-behind context kept before a window.
+# Longer than any match that must be seen whole (a prefixed digest is 71 bytes; a shape reaches
+# at most 4,096 bytes past its anchor; an allow entry rarely passes a few hundred), and the
+# context kept before a window for look-behind assertions and an e-mail's local part.
 _MARGIN = 8192
 _LOOKBACK = 4096
 _DIFF_CONTEXT = 200
@@ -41,19 +61,14 @@ LEAK_SHAPES: tuple[tuple[str, str, bytes], ...] = tuple(
     [("KB501", what, shape) for what, shape in GENERIC_SHAPES]
     + [("KB502" if "e-mail" in what else "KB503", what, shape) for what, shape in READER_SHAPES]
 )
-# A digest is a maximal run of exactly 64 hex digits (DIGEST_RE's look-arounds say the same);
-# finding runs and keeping those of length 64 is several times faster than DIGEST_RE itself.
-_HEX_RUN = re.compile(rb"[0-9A-Fa-f]{64,}")
-_SHAPE_ANCHORS: tuple[tuple[str, tuple[bytes, ...]], ...] = (
-    ("(/home/", (b"home",)),
-    ("(/Users/", (b"Users",)),
-    ("(/root/", (b"root",)),
-    ("(/mnt/", (b"mnt",)),
-    ("Users\\", (b"Users",)),
-    ("file://", (b"file://",)),
-    ("e-mail", (b"@",)),
-    ("IPv4", (b"10.", b"172.", b"192.168.")),
-)
+_EMAIL = next(i for i, (_, what, _) in enumerate(LEAK_SHAPES) if "e-mail" in what)
+# What follows the '@' of every e-mail address the shape matches. Its first byte is a literal, so
+# the regex engine jumps from '@' to '@' in C; records full of '@' that start no address
+# ("any@5") cost no Python, as an anchor per '@' would.
+_EMAIL_DOMAIN = re.compile(rb"@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
+_LOCAL_PART = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._%+-")
+_MAX_LOCAL_PART = 64
+_MAX_AFTER_ANCHOR = 4096
 _DIGEST_VALUE = re.compile(r"(?:sha256:)?([0-9A-Fa-f]{64})")
 _PATH_KEYS = {"path", "file", "filename", "file_path", "filepath", "name_path"}
 _DIGEST_KEYS = {"sha256", "sha256sum", "digest", "checksum"}
@@ -75,143 +90,142 @@ class ScanPlan:
 
 @dataclass(frozen=True)
 class Leak:
+    """A leak shape at byte ``offset`` of a file (see :func:`locate` for its line and column)."""
+
     code: str
-    line: int
-    col: int
+    offset: int
     what: str
-
-
-@dataclass(frozen=True)
-class Pair:
-    """A digest a record pairs with a kit path: ``key`` (a key path) says ``said`` for ``target``."""
-
-    key: str
-    target: str
-    said: str  # lower-case hex, or a placeholder
-    line: int | None
 
 
 @dataclass
 class FileScan:
-    """What one pass learned about one file."""
+    """What one pass learned about one file. Positions are byte offsets into the file."""
 
     path: str
     size: int = 0
     sha256: str = ""
     error: MemberError | None = None
-    digests: dict[str, list[int]] = field(default_factory=dict)  # hex -> [count, first line]
+    digests: dict[str, list[int]] = field(default_factory=dict)  # lower-case hex -> [count, offset of the first]
     placeholders: list[int] = field(default_factory=list)
     words: list[int] = field(default_factory=list)
     leaks: list[Leak] = field(default_factory=list)
-    pairs: list[Pair] = field(default_factory=list)
-    pairs_unread: bool = False  # a JSON document too large or not parseable for pairs
+    # (key path, kit path, the digest it says) -> [how many records say so, offset of the first
+    # such NDJSON record, or None in a JSON document]. Placeholders are left out: they always hold.
+    pairs: dict[tuple[str, str, str], list[Any]] = field(default_factory=dict)
+    pairs_unread: bool = False  # a record that prints a digest but is too large or not parseable
     page_diff: tuple[int, str, str] | None = None  # (line, expected line, found line)
 
 
-def _literal_pattern(forms: Iterable[str]) -> re.Pattern[bytes]:
-    encoded = sorted({f.encode("utf-8") for f in forms if f}, key=lambda b: (-len(b), b))
-    return re.compile(b"|".join(re.escape(b) for b in encoded) if encoded else b"(?!)")
+# -- what a plan compiles to, once per process ----------------------------------------------------
 
 
-def _anchors(what: str) -> tuple[bytes, ...]:
-    """Literals a shape's every match holds: a window without any of them is not searched."""
-    for key, anchors in _SHAPE_ANCHORS:
-        if key in what:
-            return anchors
-    return ()
+def _overlap_free(needles: Sequence[bytes]) -> bool:
+    """True when no two occurrences of these needles (one needle's twice included) can overlap.
+
+    Then the leftmost-longest count a regex alternation gives is the plain sum of
+    ``bytes.count`` per needle, and an occurrence belongs to the window its start is in.
+    """
+    for a in needles:
+        for b in needles:
+            if a != b and a in b:
+                return False
+            if any(a[-k:] == b[:k] for k in range(1, min(len(a), len(b)))):
+                return False
+    return True
 
 
-class _Patterns:
-    """The compiled patterns of a plan, each with what a match means and its anchor literals."""
+class _Counter:
+    """Counts leftmost-longest, non-overlapping occurrences of a set of literals."""
 
-    def __init__(self, plan: ScanPlan, record: bool) -> None:
-        self.items: list[tuple[str, int, re.Pattern[bytes]]] = []
-        self.anchors: list[tuple[bytes, ...]] = []
-        if record:
-            self._add("digest", 0, _HEX_RUN)
-            for i, placeholder in enumerate(plan.placeholders):
-                self._add("placeholder", i, _literal_pattern([placeholder]))
-            for i, forms in enumerate(plan.words):
-                self._add("words", i, _literal_pattern(forms))
-        for i, (_, what, shape) in enumerate(LEAK_SHAPES):
-            self._add("leak", i, re.compile(shape), _anchors(what))
+    def __init__(self, forms: Iterable[str]) -> None:
+        needles = sorted({f.encode("utf-8") for f in forms if f}, key=lambda b: (-len(b), b))
+        self.needles = needles
+        fast = _overlap_free(needles) and all(len(n) <= _MARGIN for n in needles)
+        self.finder = None if fast or not needles else LiteralFinder(needles)
 
-    def _add(self, kind: str, index: int, pattern: re.Pattern[bytes], anchors: tuple[bytes, ...] = ()) -> None:
-        self.items.append((kind, index, pattern))
-        self.anchors.append(anchors)
-
-
-class _Window:
-    """Runs patterns over a stream of blocks as if over the whole file (see the module doc)."""
-
-    def __init__(self, patterns: _Patterns) -> None:
-        self.patterns = patterns
-        self.carry = b""
-        self.lookback = b""
-        self.carry_start = 0  # absolute offset of carry[0]
-        self.line = 1  # line number at carry[0]
-        self.col = 0  # 0-based column at carry[0]
-        self.next = [0] * len(patterns.items)
-
-    def feed(self, block: bytes, final: bool) -> list[tuple[int, re.Match[bytes], int, int, bytes]]:
-        """Matches (pattern index, match, line, col, window) that start in the part now settled."""
-        window = self.lookback + self.carry + block
-        lb = len(self.lookback)
-        base = self.carry_start - lb
-        safe = len(window) if final else max(lb, len(window) - _MARGIN)
-        hits: list[tuple[int, int, re.Match[bytes]]] = []
-        for i, (_, _, pattern) in enumerate(self.patterns.items):
-            anchors = self.patterns.anchors[i]
-            if anchors and not any(a in window for a in anchors):
-                continue
-            for m in pattern.finditer(window, max(self.next[i] - base, lb)):
-                if m.start() >= safe:
-                    break
-                if m.end() == m.start():
-                    continue
-                hits.append((m.start(), i, m))
-                self.next[i] = base + m.end()
-        hits.sort(key=lambda h: (h[0], h[1]))
-        out = []
-        line, col, counted = self.line, self.col, lb
-        for start, i, m in hits:
-            newlines = window.count(b"\n", counted, start)
-            if newlines:
-                line += newlines
-                col = start - (window.rfind(b"\n", counted, start) + 1)
-            else:
-                col += start - counted
-            counted = start
-            out.append((i, m, line, col + 1, window))
-        settled = window[lb:safe]
-        newlines = settled.count(b"\n")
-        if newlines:
-            self.line += newlines
-            self.col = len(settled) - (settled.rfind(b"\n") + 1)
-        else:
-            self.col += len(settled)
-        self.carry = window[safe:]
-        self.lookback = window[max(0, safe - _LOOKBACK) : safe]
-        self.carry_start = base + safe
-        return out
+    def count(self, window: bytes, lo: int, safe: int, resume: int) -> tuple[int, int]:
+        """Occurrences that start in ``window[lo:safe]``, and where the next search resumes."""
+        if self.finder is None:
+            return sum(window.count(n, lo, safe + len(n) - 1) for n in self.needles), resume
+        n = 0
+        for s, e, _ in self.finder.find(window, max(lo, resume)):
+            if s >= safe:
+                break
+            n += 1
+            resume = e
+        return n, resume
 
 
-def _allowed(allow: tuple[str, ...], window: bytes, start: int, end: int) -> bool:
+class _Compiled:
+    def __init__(self, plan: ScanPlan) -> None:
+        self.plan = plan
+        self._paths: LiteralFinder | None | bool = False
+        self.counters = [_Counter([p]) for p in plan.placeholders] + [_Counter(forms) for forms in plan.words]
+        # (counter index, needle, its length - 1) for every needle counted with bytes.count
+        self.plain = [(i, n, len(n) - 1) for i, k in enumerate(self.counters) if k.finder is None for n in k.needles]
+        self.found = [(i, k) for i, k in enumerate(self.counters) if k.finder is not None]
+        others = [i for i in range(len(LEAK_SHAPES)) if i != _EMAIL]
+        self.shape_index = others
+        self.shapes = ShapeFinder([(LEAK_SHAPES[i][1], LEAK_SHAPES[i][2]) for i in others])
+        self.email = re.compile(LEAK_SHAPES[_EMAIL][2])
+        self.allow = tuple(a.encode("utf-8") for a in plan.allow if a)
+
+    @property
+    def paths(self) -> LiteralFinder | None:
+        """Every kit path, to skip records that print a digest but name no file here (built on first use).
+
+        None when a kit path holds a line break: a match could then run from one record into the
+        next, and every record with a digest is parsed.
+        """
+        if self._paths is False:
+            paths = [p.encode("utf-8") for p in sorted(self.plan.paths) if p]
+            self._paths = LiteralFinder(paths) if paths and not any(b"\n" in p for p in paths) else None
+        return self._paths  # type: ignore[return-value]
+
+
+_COMPILED: tuple[ScanPlan, _Compiled] | None = None
+
+
+def _compiled(plan: ScanPlan) -> _Compiled:
+    global _COMPILED
+    if _COMPILED is None or _COMPILED[0] is not plan:
+        _COMPILED = (plan, _Compiled(plan))
+    return _COMPILED[1]
+
+
+# -- leaks ----------------------------------------------------------------------------------------
+
+
+def _emails(pattern: re.Pattern[bytes], window: bytes, lo: int, safe: int) -> Iterator[tuple[int, int]]:
+    """(start, end) of e-mail addresses starting in ``window[lo:safe]``, found from their '@'.
+
+    The same match the leak gate's anchor search makes: the local part is read back from the
+    '@' (at most 64 bytes), and the shape is tried there, up to the line's end.
+    """
+    for hint in _EMAIL_DOMAIN.finditer(window, lo):
+        at = hint.start()
+        if at >= safe + _MAX_LOCAL_PART:
+            return
+        start, floor = at, max(0, at - _MAX_LOCAL_PART)
+        while start > floor and window[start - 1] in _LOCAL_PART:
+            start -= 1
+        if not lo <= start < safe:
+            continue
+        line_end = window.find(b"\n", at + 1, at + 1 + _MAX_AFTER_ANCHOR)
+        m = pattern.match(window, start, line_end if line_end >= 0 else min(len(window), at + 1 + _MAX_AFTER_ANCHOR))
+        if m is not None and at < m.end():
+            yield m.start(), m.end()
+
+
+def _allowed(allow: tuple[bytes, ...], window: bytes, start: int, end: int) -> bool:
     """True when an allow entry covers ``window[start:end]`` on its own line."""
-    for text in allow:
-        t = text.encode("utf-8")
-        lo = max(0, end - len(t))
-        for pos in _find_all(window, t, lo, start + 1):
-            if pos <= start and end <= pos + len(t) and b"\n" not in window[pos : pos + len(t)]:
+    for t in allow:
+        pos = window.find(t, max(0, end - len(t)), start + len(t))
+        while 0 <= pos <= start:
+            if end <= pos + len(t) and b"\n" not in window[pos : pos + len(t)]:
                 return True
+            pos = window.find(t, pos + 1, start + len(t))
     return False
-
-
-def _find_all(data: bytes, needle: bytes, lo: int, hi: int) -> Iterator[int]:
-    pos = data.find(needle, lo, hi + len(needle) - 1)
-    while 0 <= pos < hi:
-        yield pos
-        pos = data.find(needle, pos + 1, hi + len(needle) - 1)
 
 
 # -- pairs in JSON records ----------------------------------------------------------------------
@@ -268,62 +282,120 @@ def _normal(path: str) -> str:
     return path[2:] if path.startswith("./") else path
 
 
-class _PairReader:
-    """Collects JSON (whole document) or NDJSON (line by line) bytes, up to the plan's limit."""
+class _Pairs:
+    """Parses for pairs the JSON document, or the NDJSON records, that print a digest."""
 
-    def __init__(self, fmt: str, plan: ScanPlan, scan: FileScan) -> None:
-        self.fmt = fmt
+    def __init__(self, ndjson: bool, plan: ScanPlan, scan: FileScan, compiled: _Compiled) -> None:
+        self.ndjson = ndjson
         self.plan = plan
+        self.compiled = compiled
         self.scan = scan
-        self.parts: list[bytes] = []
+        # A JSON document, or an NDJSON record that runs past the settled part of a window.
+        self.parts: list[bytes] | None = None if ndjson else []
+        self.start = 0  # absolute offset of the open record
         self.size = 0
-        self.line = 1
         self.over = False
+        self.has_digest = False
 
-    def _parse(self, data: bytes, line: int | None) -> None:
-        if not data.strip():
-            return
+    def _parse(self, data: bytes, offset: int | None) -> None:
         try:
             document = orjson.loads(data)
         except orjson.JSONDecodeError:
             self.scan.pairs_unread = True
             return
-        for key, target, said in json_pairs(document, self.plan.paths, self.plan.placeholders):
-            self.scan.pairs.append(Pair(key, target, said, line))
+        placeholders = self.plan.placeholders
+        for triple in json_pairs(document, self.plan.paths, placeholders):
+            if triple[2] in placeholders:
+                continue
+            seen = self.scan.pairs.get(triple)
+            if seen is None:
+                self.scan.pairs[triple] = [1, offset]
+            else:
+                seen[0] += 1
 
-    def feed(self, block: bytes) -> None:
-        if self.fmt == "json":
-            if not self.over:
-                self.size += len(block)
-                if self.size > self.plan.pair_limit:
-                    self.over, self.parts = True, []
-                    self.scan.pairs_unread = True
-                else:
-                    self.parts.append(block)
+    def _grow(self, piece: bytes) -> None:
+        assert self.parts is not None
+        if self.over:
             return
-        start = 0
-        while True:
-            nl = block.find(b"\n", start)
-            piece = block[start:] if nl < 0 else block[start : nl + 1]
-            if not self.over:
-                self.size += len(piece)
-                if self.size > self.plan.pair_limit:
-                    self.over, self.parts = True, []
-                    self.scan.pairs_unread = True
-                else:
-                    self.parts.append(piece)
+        self.size += len(piece)
+        if self.size > self.plan.pair_limit:
+            self.over, self.parts = True, []
+        else:
+            self.parts.append(piece)
+
+    def _close(self) -> None:
+        if self.has_digest:
+            if self.over:
+                self.scan.pairs_unread = True
+            else:
+                self._parse(b"".join(self.parts or ()), self.start if self.ndjson else None)
+        self.parts = None if self.ndjson else []
+        self.size, self.over, self.has_digest = 0, False, False
+
+    def block(self, block: bytes) -> None:
+        """A JSON document is kept whole (up to the limit) until the end: it is one record."""
+        if not self.ndjson:
+            self._grow(block)
+
+    def settle(self, window: bytes, lo: int, safe: int, base: int, runs: list[int], final: bool) -> None:
+        """Take the settled part ``window[lo:safe]`` (at absolute ``base``) and the digest starts in it."""
+        if not self.ndjson:
+            self.has_digest = self.has_digest or bool(runs)
+            return
+        pos = lo
+        if self.parts is not None:
+            nl = window.find(b"\n", lo, safe)
+            end = nl if nl >= 0 else safe
+            self._grow(window[lo:end])
+            if runs and runs[0] < end:
+                self.has_digest = True
             if nl < 0:
+                if final:
+                    self._close()
                 return
-            if not self.over:
-                self._parse(b"".join(self.parts), self.line)
-            self.parts, self.size, self.over = [], 0, False
-            self.line += 1
-            start = nl + 1
+            self._close()
+            pos = nl + 1
+        # Lines in [pos, tail) are whole; one in [tail, safe) runs on into the next window.
+        if final or window[safe - 1 : safe] == b"\n":
+            tail = safe
+        else:
+            tail = window.rfind(b"\n", pos, safe) + 1 or pos
+        # A record can pair a digest with a file here only if it names one: literally, or in a
+        # string with escapes. Records that do neither are not parsed.
+        named: list[int] | None = None
+        if any(pos <= s < tail for s in runs) and (finder := self.compiled.paths) is not None:
+            named = [s for s, _, _ in finder.find(window, pos, tail)]
+            if not named and window.find(b"\\", pos, tail) < 0:
+                runs = [s for s in runs if s >= tail]
+        last = -1
+        for s in runs:
+            if s < pos:
+                continue
+            if s >= tail:
+                self.has_digest = True
+                break
+            ls = window.rfind(b"\n", pos, s) + 1 or pos
+            if ls == last:
+                continue
+            last = ls
+            le = window.find(b"\n", s, tail)
+            le = le if le >= 0 else tail
+            if named is not None and not _names(named, ls, le) and window.find(b"\\", ls, le) < 0:
+                continue
+            self._parse(window[ls:le], base + ls)
+        if tail < safe:
+            self.parts, self.start = [], base + tail
+            self._grow(window[tail:safe])
 
     def close(self) -> None:
-        if self.over or not self.parts:
-            return
-        self._parse(b"".join(self.parts), self.line if self.fmt == "ndjson" else None)
+        if self.parts is not None:
+            self._close()
+
+
+def _names(starts: list[int], lo: int, hi: int) -> bool:
+    """True when a kit path starts in [lo, hi) (``starts`` is sorted)."""
+    i = bisect.bisect_left(starts, lo)
+    return i < len(starts) and starts[i] < hi
 
 
 # -- the pass -----------------------------------------------------------------------------------
@@ -365,58 +437,144 @@ def _show(data: bytes) -> str:
     return text + ("…" if len(data) > _DIFF_CONTEXT else "")
 
 
-def _blocks(stream: BinaryIO, size: int, tick: Callable[[int], None] | None = None) -> Iterator[bytes]:
-    while block := stream.read(size):
-        if tick is not None:
-            tick(len(block))
-        yield block
+class _Scanner:
+    """The searches of one file, fed block by block (see the module doc for the window)."""
+
+    def __init__(self, path: str, plan: ScanPlan) -> None:
+        self.c = _compiled(plan)
+        self.record = path in plan.records
+        self.scan = FileScan(path, placeholders=[0] * len(plan.placeholders), words=[0] * len(plan.words))
+        fmt = format_of(path) if self.record else ""
+        self.pairs = _Pairs(fmt == "ndjson", plan, self.scan, self.c) if fmt in ("json", "ndjson") else None
+        self.counts = [0] * len(self.c.counters) if self.record else []
+        self.resume = [0] * len(self.counts)
+        self.raw: dict[bytes, list[int]] = {}
+        self.carry = b""
+        self.lookback = b""
+        self.start = 0  # absolute offset of carry[0]
+
+    def feed(self, block: bytes, final: bool) -> None:
+        lb = len(self.lookback)
+        window = self.lookback + self.carry + block if (lb or self.carry) else block
+        base = self.start - lb
+        n = len(window)
+        if final:
+            safe = n
+        else:
+            cut = n - _MARGIN
+            safe = window.rfind(b"\n", lb, cut) + 1 if cut > lb else 0
+            if safe <= lb:
+                safe = max(lb, cut)
+        if safe > lb or final:
+            self._settle(window, lb, safe, base, final)
+        self.carry = window[safe:]
+        self.lookback = window[max(0, safe - _LOOKBACK) : safe]
+        self.start = base + safe
+
+    def _settle(self, window: bytes, lb: int, safe: int, base: int, final: bool) -> None:
+        c = self.c
+        scan = self.scan
+        if self.record:
+            starts = []
+            raw = self.raw
+            for s, e in hex_runs(window):
+                if e - s != DIGEST_LENGTH or s < lb:
+                    continue
+                if s >= safe:
+                    break
+                starts.append(s)
+                seen = raw.get(window[s:e])
+                if seen is None:
+                    raw[window[s:e]] = [1, base + s]
+                else:
+                    seen[0] += 1
+            counts = self.counts
+            for i, needle, tail in c.plain:
+                counts[i] += window.count(needle, lb, safe + tail)
+            for i, counter in c.found:
+                n, resume = counter.count(window, lb, safe, self.resume[i] - base)
+                self.resume[i] = resume + base
+                counts[i] += n
+            if self.pairs is not None:
+                self.pairs.settle(window, lb, safe, base, starts, final)
+        found = [(s, e, c.shape_index[i]) for s, e, i in c.shapes.find(window) if lb <= s < safe]
+        if b"@" in window:
+            found.extend((s, e, _EMAIL) for s, e in _emails(c.email, window, lb, safe))
+            found.sort()
+        for s, e, i in found:
+            if not (c.allow and _allowed(c.allow, window, s, e)):
+                code, what, _ = LEAK_SHAPES[i]
+                scan.leaks.append(Leak(code, base + s, what))
+
+    def close(self) -> FileScan:
+        scan = self.scan
+        if self.pairs is not None:
+            self.pairs.close()
+        k = len(scan.placeholders)
+        if self.record:
+            scan.placeholders = self.counts[:k]
+            scan.words = self.counts[k:]
+        for raw, (count, first) in self.raw.items():
+            hexdigest = raw.decode("ascii").lower()
+            seen = scan.digests.get(hexdigest)
+            if seen is None:
+                scan.digests[hexdigest] = [count, first]
+            else:
+                seen[0] += count
+                seen[1] = min(seen[1], first)
+        return scan
+
+
+def _ahead(blocks: Iterable[bytes]) -> Iterator[tuple[bytes, bool]]:
+    """Each block, and whether it is the last."""
+    it = iter(blocks)
+    block = next(it, b"")
+    for after in it:
+        if after:
+            yield block, False
+            block = after
+    yield block, True
 
 
 def scan_blocks(path: str, blocks: Iterable[bytes], plan: ScanPlan) -> FileScan:
     """Scan a file given as a sequence of byte blocks."""
-    record = path in plan.records
-    scan = FileScan(path, placeholders=[0] * len(plan.placeholders), words=[0] * len(plan.words))
-    patterns = _Patterns(plan, record)
-    window = _Window(patterns)
-    fmt = format_of(path)
-    pairs = _PairReader(fmt, plan, scan) if record and fmt in ("json", "ndjson") else None
+    scanner = _Scanner(path, plan)
     page = _PageCompare(plan.expect[path]) if path in plan.expect else None
+    pairs = scanner.pairs
     digest = hashlib.sha256()
     size = 0
-
-    def take(block: bytes, final: bool) -> None:
-        for i, m, line, col, text in window.feed(block, final):
-            kind, index, _ = patterns.items[i]
-            if kind == "digest":
-                if m.end() - m.start() != 64:
-                    continue
-                seen = scan.digests.setdefault(m.group(0).lower().decode("ascii"), [0, line])
-                seen[0] += 1
-            elif kind == "placeholder":
-                scan.placeholders[index] += 1
-            elif kind == "words":
-                scan.words[index] += 1
-            elif not _allowed(plan.allow, text, m.start(), m.end()):
-                code, what, _ = LEAK_SHAPES[index]
-                scan.leaks.append(Leak(code, line, col, what))
-
-    for block in blocks:
+    pieces = ((blocks[0], True),) if isinstance(blocks, tuple) and len(blocks) == 1 else _ahead(blocks)
+    for block, final in pieces:
         digest.update(block)
         size += len(block)
         if pairs is not None:
-            pairs.feed(block)
+            pairs.block(block)
         if page is not None:
             page.feed(block)
-        take(block, False)
-    take(b"", True)
-    if pairs is not None:
-        pairs.close()
+        scanner.feed(block, final)
+    scan = scanner.close()
     if page is not None:
         page.close()
         scan.page_diff = page.diff
     scan.size = size
     scan.sha256 = digest.hexdigest()
     return scan
+
+
+def _reader(stream: BinaryIO) -> Callable[[int], bytes]:
+    # A file just opened has nothing in its buffer yet: reading the file itself spares a copy
+    # through the buffer (only a plain file's: an archive member's stream is not the archive's).
+    if isinstance(stream, io.BufferedReader) and type(stream.raw) is io.FileIO:
+        return functools.partial(os.read, stream.raw.fileno())
+    return stream.read
+
+
+def _blocks(stream: BinaryIO, size: int, tick: Callable[[int], None] | None = None) -> Iterator[bytes]:
+    read = _reader(stream)
+    while block := read(size):
+        if tick is not None:
+            tick(len(block))
+        yield block
 
 
 def scan_file(kit: KitFS, path: str, plan: ScanPlan, tick: Callable[[int], None] | None = None) -> FileScan:
@@ -430,12 +588,142 @@ def scan_file(kit: KitFS, path: str, plan: ScanPlan, tick: Callable[[int], None]
         return FileScan(path, error=exc)
     try:
         with stream:
-            return scan_blocks(path, _blocks(stream, plan.block_size, tick), plan)
+            read = _reader(stream)
+            first = read(plan.block_size)
+            second = read(plan.block_size) if first else b""
+            if tick is not None:
+                tick(len(first) + len(second))
+            if not second:
+                # Most kit files fit one block: no generator, no window to carry.
+                return scan_blocks(path, (first,), plan)
+            return scan_blocks(path, itertools.chain((first, second), _blocks(stream, plan.block_size, tick)), plan)
     except OSError as exc:
         return FileScan(path, error=MemberError(path, f"cannot be read ({exc.strerror})", "unreadable"))
 
 
 def scan_bytes(path: str, data: bytes, plan: ScanPlan) -> FileScan:
     """Scan bytes already in memory (a file verify had to read whole, such as index.json)."""
-    size = plan.block_size
-    return scan_blocks(path, (data[i : i + size] for i in range(0, len(data), size)), plan)
+    return scan_blocks(path, _split(data, plan.block_size), plan)
+
+
+def _split(data: bytes, size: int) -> Iterator[bytes]:
+    return (data[i : i + size] for i in range(0, len(data), size))
+
+
+# -- where a finding is -------------------------------------------------------------------------
+
+
+def locate(blocks: Iterable[bytes], offsets: Iterable[int]) -> dict[int, tuple[int, int]]:
+    """The (line, column) of each byte offset, both counted from 1, in one pass over ``blocks``."""
+    want = sorted(set(offsets))
+    out: dict[int, tuple[int, int]] = {}
+    line, last_nl, pos, i = 1, -1, 0, 0
+    for block in blocks:
+        if i == len(want):
+            break
+        end = pos + len(block)
+        counted = 0
+        while i < len(want) and want[i] < end:
+            at = want[i] - pos
+            line += block.count(b"\n", counted, at)
+            nl = block.rfind(b"\n", counted, at)
+            if nl >= 0:
+                last_nl = pos + nl
+            counted = at
+            out[want[i]] = (line, want[i] - last_nl)
+            i += 1
+        line += block.count(b"\n", counted)
+        nl = block.rfind(b"\n", counted)
+        if nl >= 0:
+            last_nl = pos + nl
+        pos = end
+    for o in want[i:]:  # past the end: the file changed since it was scanned
+        out[o] = (line, o - last_nl)
+    return out
+
+
+def locate_in(kit: KitFS, path: str, offsets: Iterable[int], data: bytes | None = None) -> dict[int, tuple[int, int]]:
+    """:func:`locate` over a kit file (read again) or over bytes already in memory."""
+    if data is not None:
+        return locate(_split(data, BLOCK_SIZE), offsets)
+    try:
+        with kit.open(path) as stream:
+            return locate(_blocks(stream, BLOCK_SIZE), offsets)
+    except (MemberError, OSError):
+        return {o: (0, 0) for o in offsets}
+
+
+# -- many files -----------------------------------------------------------------------------------
+
+
+def default_jobs() -> int:
+    """The number of cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+# Below this estimated cost a process pool's start-up costs more than it saves.
+_SERIAL_BELOW_S = 0.05
+_FILE_S = 30e-6
+_BYTE_S = 3e-9
+_CHUNKS_PER_JOB = 8
+
+
+def chunks(paths: Sequence[str], sizes: Sequence[int], jobs: int) -> list[list[str]]:
+    """``paths`` cut, in order, into runs of about equal bytes and files for ``jobs`` workers.
+
+    About eight runs per worker balance the load; a run of many small files costs one round trip
+    to a worker, not one per file.
+    """
+    if not paths:
+        return []
+    parts = max(1, jobs * _CHUNKS_PER_JOB)
+    byte_target = max(1, sum(sizes) // parts)
+    file_target = max(1, -(-len(paths) // parts))
+    out: list[list[str]] = []
+    current: list[str] = []
+    held = 0
+    for path, size in zip(paths, sizes):
+        current.append(path)
+        held += size
+        if held >= byte_target or len(current) >= file_target:
+            out.append(current)
+            current, held = [], 0
+    if current:
+        out.append(current)
+    return out
+
+
+_WORKER: tuple[KitFS, ScanPlan] | None = None
+
+
+def _init_worker(kit: KitFS, plan: ScanPlan) -> None:
+    global _WORKER
+    _WORKER = (kit, plan)
+
+
+def _scan_chunk(paths: list[str]) -> list[FileScan]:
+    assert _WORKER is not None
+    kit, plan = _WORKER
+    return [scan_file(kit, p, plan) for p in paths]
+
+
+def scan_files(kit: KitFS, paths: Sequence[str], sizes: Sequence[int], plan: ScanPlan, jobs: int, progress: Progress = SILENT) -> dict[str, FileScan]:
+    """Scan every file, in ``jobs`` worker processes when that pays; the same result either way.
+
+    ``sizes`` (the files' sizes as listed) only balance the work. ``progress`` is told the files
+    and bytes as their scans arrive.
+    """
+    serial = jobs <= 1 or len(paths) < 2 or kit.sequential or len(paths) * _FILE_S + sum(sizes) * _BYTE_S < _SERIAL_BELOW_S
+    out: dict[str, FileScan] = {}
+    if serial:
+        for p in paths:
+            out[p] = scan_file(kit, p, plan, lambda n: progress.advance(size=n))
+            progress.advance(files=1)
+        return out
+    runs = chunks(paths, sizes, jobs)
+    with ProcessPoolExecutor(min(jobs, len(runs)), initializer=_init_worker, initargs=(kit, plan)) as pool:
+        for result in pool.map(_scan_chunk, runs):
+            for scan in result:
+                out[scan.path] = scan
+            progress.advance(len(result), sum(s.size for s in result))
+    return out

@@ -7,22 +7,22 @@ collected, file by file, and reported. Nothing from the kit is imported or run: 
 travels with it is rendered only in jinja2's sandbox, and every path it names goes through
 :mod:`kitbuild.kitfs`, which never opens anything outside the kit.
 
-Each file is read once (:mod:`kitbuild.filescan`); the small files the plan is made of
-(index.json, provenance.json, SHA256SUMS, a travelling template) are read whole and scanned from
-memory.
+Each file is read once (:mod:`kitbuild.filescan`), in worker processes when there is enough
+to share; the small files the plan is made of (index.json, provenance.json, SHA256SUMS, a
+travelling template) are read whole and scanned from memory. A file is read a second time only to
+put line numbers on findings in it.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Mapping
 
 import orjson
 
 from kitbuild import index as kit_index
-from kitbuild.filescan import FileScan, ScanPlan, scan_bytes, scan_file
+from kitbuild.filescan import FileScan, ScanPlan, default_jobs, locate_in, scan_bytes, scan_files
 from kitbuild.figures.verify import check_figures
 from kitbuild.findings import Finding
 from kitbuild.jsonfile import dump_json
@@ -78,7 +78,7 @@ def _load_json(kit: KitFS, path: str, findings: list[Finding], codes: tuple[str,
         findings.append(Finding(bad_json, path, f"is not valid UTF-8 JSON: {exc.msg} (column {exc.colno})", line=exc.lineno))
         return doc
     doc.parsed = True
-    errors = list(schema_errors(doc.document, load_schema(schema)))
+    errors = _schema_errors(doc.document, schema)
     for where, what in errors:
         findings.append(Finding(bad_schema, path, f"{key_path(where)}: {what}"))
     doc.valid = not errors
@@ -89,6 +89,32 @@ def _load_json(kit: KitFS, path: str, findings: list[Finding], codes: tuple[str,
             line = min(canonical.count(b"\n"), data.count(b"\n")) + 1
         findings.append(Finding(bad_layout, path, "is not laid out as kitbuild writes it (two-space indent, keys in the order written, a final newline), so it was edited after the build", line=line))
     return doc
+
+
+def _plain_entry(entry: Any) -> bool:
+    """True when ``entry`` surely meets index.schema.json's entry (a stricter test than the schema's)."""
+    return (
+        type(entry) is dict
+        and len(entry) == 3
+        and type(entry.get("path")) is str
+        and entry["path"] != ""
+        and type(entry.get("size")) is int
+        and entry["size"] >= 0
+        and type(entry.get("sha256")) is str
+        and _HEX.fullmatch(entry["sha256"]) is not None
+    )
+
+
+def _schema_errors(document: Any, schema: str) -> list[tuple[list[str | int], str]]:
+    """Every schema violation of index.json or provenance.json.
+
+    jsonschema spends tens of microseconds on each of index.json's entries, seconds for a kit of
+    100,000 files; an entry that passes a plain stricter test needs no such check, so when all
+    do, only the rest of the document goes through jsonschema.
+    """
+    if schema == "index" and isinstance(document, dict) and isinstance(document.get("files"), list) and all(map(_plain_entry, document["files"])):
+        return list(schema_errors({**document, "files": []}, load_schema(schema)))
+    return list(schema_errors(document, load_schema(schema)))
 
 
 def _entries(index: _Json) -> list[dict[str, Any]]:
@@ -140,26 +166,31 @@ def _word_forms(rule: Mapping[str, Any]) -> tuple[str, ...] | None:
     return tuple(sorted(forms))
 
 
-def _map_scans(kit: KitFS, paths: list[str], plan: ScanPlan, jobs: int, progress: Progress) -> dict[str, FileScan]:
-    if jobs <= 1 or len(paths) < 2 or kit.sequential:
-        scans = {}
-        for p in paths:
-            scans[p] = scan_file(kit, p, plan, lambda n: progress.advance(size=n))
-            progress.advance(files=1)
-        return scans
-    out = {}
-    with ProcessPoolExecutor(min(jobs, len(paths))) as pool:
-        scans_iter = pool.map(scan_file, [kit] * len(paths), paths, [plan] * len(paths), chunksize=max(1, len(paths) // (jobs * 16)))
-        for p, scan in zip(paths, scans_iter):
-            out[p] = scan
-            progress.advance(1, scan.size)
-    return out
+class _Places:
+    """Findings waiting for their line (and column): a scan keeps byte offsets, not lines."""
+
+    def __init__(self, kit: KitFS, in_memory: Mapping[str, bytes]) -> None:
+        self.kit = kit
+        self.in_memory = in_memory
+        self.waiting: list[tuple[str, int | None, Any]] = []
+
+    def add(self, path: str, offset: int | None, make: Any) -> None:
+        """``make(line, col)`` builds the finding once the line at ``offset`` is known."""
+        self.waiting.append((path, offset, make))
+
+    def findings(self) -> list[Finding]:
+        offsets: dict[str, set[int]] = {}
+        for path, offset, _ in self.waiting:
+            if offset is not None:
+                offsets.setdefault(path, set()).add(offset)
+        places = {path: locate_in(self.kit, path, wanted, self.in_memory.get(path)) for path, wanted in sorted(offsets.items())}
+        return [make(*(places[path][offset] if offset is not None else (None, None))) for path, offset, make in self.waiting]
 
 
 def verify(
     kit: str | os.PathLike[str],
     *,
-    jobs: int = 1,
+    jobs: int | None = None,
     progress: Progress = SILENT,
     limits: ArchiveLimits = ArchiveLimits(),
 ) -> VerifyReport:
@@ -168,7 +199,8 @@ def verify(
     Raises :class:`~kitbuild.kitfs.NotAKitError` (exit 2) when ``kit`` is not a kit at all: no such
     folder or archive, no index.json, unreadable, or an archive that expands past ``limits``.
     Anything else wrong, an archive's hostile members included, is a finding in the report.
-    ``progress`` is told the files and bytes read as they are read.
+    ``jobs`` worker processes read the files (default: one per core); the report is the same
+    for any number. ``progress`` is told the files and bytes read as they are read.
     """
     fs = open_kit(kit, limits)
     checks = new_checks()
@@ -302,8 +334,9 @@ def verify(
     rest = sorted(on_disk - set(scans))
     progress.begin("verifying", len(rest) + len(scans), sum(members[p].size or 0 for p in rest) + sum(len(d) for d in in_memory.values()))
     progress.advance(len(scans), sum(len(d) for d in in_memory.values()))
-    scans.update(_map_scans(fs, rest, plan, jobs, progress))
+    scans.update(scan_files(fs, rest, [members[p].size or 0 for p in rest], plan, jobs or default_jobs(), progress))
     progress.end()
+    places = _Places(fs, in_memory)
     digest_of = {p: s.sha256 for p, s in scans.items() if s.error is None}
 
     # -- completeness ---------------------------------------------------------------------
@@ -370,26 +403,30 @@ def verify(
         scan = scans[p]
         tally["withheld"] += sum(scan.placeholders)
         unread += scan.pairs_unread
-        for hexdigest, (count, line) in sorted(scan.digests.items()):
+        for hexdigest, (count, first) in sorted(scan.digests.items()):
             kind = "here" if hexdigest in here else "external" if hexdigest in parts["external"] else "unresolved"
             tally[kind] += count
             if kind == "unresolved":
-                findings.append(Finding("KB402", p, f"prints sha256 {hexdigest[:12]}… {'once' if count == 1 else f'{count:,} times'}: no file here has it, it is not withheld and provenance.json does not declare it external", line=line, found=hexdigest))
-        for pair in scan.pairs:
-            pairs_total += 1
-            actual = digest_of.get(pair.target)
-            if actual is None or pair.said in parts["placeholders"] or pair.said == actual:
-                pairs_ok += 1
+                message = f"prints sha256 {hexdigest[:12]}… {'once' if count == 1 else f'{count:,} times'}: no file here has it, it is not withheld and provenance.json does not declare it external"
+                places.add(p, first, lambda line, _, p=p, m=message, h=hexdigest: Finding("KB402", p, m, line=line, found=h))
+        # A pair is counted only where a record prints a digest: one that prints the placeholder
+        # always holds, and is not parsed at all (see kitbuild.filescan).
+        for (key, target, said_digest), (count, first) in sorted(scan.pairs.items(), key=lambda kv: (kv[1][1] or 0, kv[0])):
+            pairs_total += count
+            actual = digest_of.get(target)
+            if actual is None or said_digest == actual:
+                pairs_ok += count
                 continue
-            said, has = _short(pair.said, actual)
-            line = pair.line if pair.line is not None else scan.digests.get(pair.said, [0, None])[1]
-            findings.append(Finding("KB401", p, f"{pair.key} says {said} for {pair.target}; the copy here has {has}", line=line, expected=actual, found=pair.said))
+            said, has = _short(said_digest, actual)
+            message = f"{key} says {said} for {target}; the copy here has {has}" + (f" ({count:,} records say so; the first is on this line)" if count > 1 else "")
+            where = first if first is not None else scan.digests.get(said_digest, [0, None])[1]
+            places.add(p, where, lambda line, _, p=p, m=message, a=actual, f=said_digest: Finding("KB401", p, m, line=line, expected=a, found=f))
     total = sum(tally.values())
     checks["digests"].figures.append(
         f"{_plural(total, 'digest')} printed in records: {tally['here']:,} check against the copy here, "
         f"{tally['withheld']:,} withheld, {tally['external']:,} external, {tally['unresolved']:,} unresolved"
     )
-    checks["digests"].figures.append(f"{_plural(pairs_total, 'path and digest pair', 'path and digest pairs')}: {pairs_ok:,} agree with the copy here or are withheld")
+    checks["digests"].figures.append(f"{_plural(pairs_total, 'printed digest')} paired with a file here: {pairs_ok:,} agree with its copy")
     if unread:
         checks["digests"].figures.append(f"{_plural(unread, 'JSON record')} too large or not parseable to read pairs from")
 
@@ -398,7 +435,8 @@ def verify(
     for p, scan in sorted(scans.items()):
         for leak in scan.leaks:
             counts[leak.code] += 1
-            findings.append(Finding(leak.code, p, f"column {leak.col}: {leak.what} that the allow list in provenance.json does not cover", line=leak.line))
+            places.add(p, leak.offset, lambda line, col, p=p, leak=leak: Finding(leak.code, p, f"column {col}: {leak.what} that the allow list in provenance.json does not cover", line=line))
+    findings.extend(places.findings())
     checks["leaks"].figures.append(
         f"{_plural(len(scans), 'file')} scanned: {_plural(counts['KB501'], 'private path')}, "
         f"{_plural(counts['KB502'], 'e-mail address', 'e-mail addresses')}, {_plural(counts['KB503'], 'private IPv4 address', 'private IPv4 addresses')}"

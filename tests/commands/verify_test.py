@@ -19,7 +19,7 @@ from .verify_kits import EXTERNAL, PLACEHOLDER, build_kit, copy_kit, edit_json, 
 
 from kitbuild.cli import app
 from kitbuild.commands.verify import verify
-from kitbuild.filescan import ScanPlan, scan_blocks
+from kitbuild.filescan import ScanPlan, locate, scan_blocks
 from kitbuild.findings import CODES, Finding, findings_markdown
 from kitbuild.kitfs import FolderKit, MemberError, NotAKitError
 from kitbuild.verify_report import verify_json, verify_text
@@ -68,7 +68,7 @@ FRESH_REPORT = """\
 ✓ SHA256SUMS: 6 lines for 6 record files
 ✓ Provenance in reverse: 3 rules: 5 firings in 2 files, re-observed in the records
 ✓ Digests printed in records: 5 digests printed in records: 2 check against the copy here, 1 withheld, 2 external, 0 unresolved
-    3 path and digest pairs: 3 agree with the copy here or are withheld
+    2 printed digests paired with a file here: 2 agree with its copy
 ✓ Leaks: 11 files scanned: 0 private paths, 0 e-mail addresses, 0 private IPv4 addresses
 ✓ Pages: README.md and index.html re-rendered from provenance.json and index.json with the built-in templates, in the sandbox
 ✓ Figures: provenance.json declares no figures"""
@@ -447,6 +447,8 @@ def test_window_matches_span_block_edges() -> None:
     plan = ScanPlan(records=frozenset({"r.txt"}), paths=frozenset(), placeholders=("w-1",))
     for size in (61, 4096, 1 << 20):
         scan = scan_blocks("r.txt", (data[i : i + size] for i in range(0, len(data), size)), plan)
-        assert scan.digests == {digest: [1, 31]}
+        assert scan.digests == {digest: [1, data.index(digest.encode())]}
         assert scan.placeholders == [1]
-        assert [(leak.code, leak.line, leak.col) for leak in scan.leaks] == [("KB501", 31, 81)]
+        assert [leak.code for leak in scan.leaks] == ["KB501"]
+        places = locate((data[i : i + size] for i in range(0, len(data), size)), [scan.digests[digest][1], scan.leaks[0].offset])
+        assert places == {scan.digests[digest][1]: (31, 12), scan.leaks[0].offset: (31, 81)}

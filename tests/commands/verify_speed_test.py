@@ -1,0 +1,249 @@
+"""verify's fast scan (issue 5): the same answers whatever the block size, the chunking or the number of workers.
+
+The scan is checked against plain references computed over the whole file at once: regular
+expressions for the counts and digests, the leak gate's ShapeFinder for the shapes, a JSON parse
+of every record for the pairs. No timings here: the speed lives in bench/.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kitbuild import filescan
+from kitbuild.commands.verify import verify
+from kitbuild.filescan import LEAK_SHAPES, ScanPlan, chunks, json_pairs, locate, scan_blocks, scan_bytes, scan_files
+from kitbuild.kitfs import FolderKit
+from kitbuild.leaks import ShapeFinder
+from kitbuild.verify_report import verify_json
+
+from .verify_kits import EXTERNAL, build_kit, copy_kit, edit_json, refresh
+
+LS = "learned-sparse-2026-11-07"
+ROWS = f"{LS}/full-s1/run/rows.ndjson"
+READING = f"{LS}/full-s1/score/reading.json"
+NOTES = f"{LS}/notes.txt"
+PLACEHOLDER = "w-1"
+DIGEST = "ab" * 32
+OTHER = "cd" * 32
+TARGET = "run/a.json"
+PLAN = ScanPlan(
+    records=frozenset({"r.ndjson", "r.txt", "r.json"}),
+    paths=frozenset({TARGET, "run/b.json"}),
+    placeholders=(PLACEHOLDER,),
+    words=(("desktop", "earlier-run"), ("abab", "ba")),  # the second overlaps itself: counted exactly, not by bytes.count
+    allow=("/home/shared",),
+)
+
+FRAGMENTS = [
+    b"\n",
+    b"\r\n",
+    b"y" * 50,
+    b" ",
+    PLACEHOLDER.encode(),
+    b"desktop",
+    b"earlier-run",
+    b"ababab",
+    b"sha256:" + DIGEST.encode(),
+    DIGEST.upper().encode(),
+    OTHER.encode(),
+    b"f" * 65,  # a run of 65 hex digits is no digest
+    b"/home/bob/x",
+    b"/home/shared/x",
+    b"mail bob@example.org ",
+    b"any@5",
+    b"192.168.1.20",
+    b"rows-0010.ndjson",
+    b"file:///etc",
+    b'{"path": "run/a.json", "sha256": "' + DIGEST.encode() + b'"}',
+    b'{"path": "run/a.json", "sha256": "' + PLACEHOLDER.encode() + b'"}',
+    b'{"run/b.json": "sha256:' + OTHER.encode() + b'"}',
+    b'{"x": "' + DIGEST.encode() + b'"}',
+    b'{"broken": "' + DIGEST.encode(),
+]
+
+
+def _blocks(data: bytes, size: int) -> list[bytes]:
+    return [data[i : i + size] for i in range(0, len(data), size)]
+
+
+def _summary(scan: filescan.FileScan) -> tuple[object, ...]:
+    return (scan.size, scan.sha256, scan.digests, scan.placeholders, scan.words, scan.leaks, scan.pairs, scan.pairs_unread)
+
+
+def _reference_digests(data: bytes) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for m in re.finditer(rb"(?<![0-9A-Fa-f])[0-9A-Fa-f]{64}(?![0-9A-Fa-f])", data):
+        seen = out.setdefault(m.group(0).decode().lower(), [0, m.start()])
+        seen[0] += 1
+    return out
+
+
+def _reference_count(forms: tuple[str, ...], data: bytes) -> int:
+    alternation = b"|".join(re.escape(f.encode()) for f in sorted(forms, key=lambda f: (-len(f), f)))
+    return len(re.findall(alternation, data))
+
+
+def _reference_leaks(data: bytes) -> list[tuple[str, int]]:
+    finder = ShapeFinder([(what, shape) for _, what, shape in LEAK_SHAPES])
+    out = []
+    for start, end, i in finder.find(data):
+        line_start = data.rfind(b"\n", 0, start) + 1
+        line_end = data.find(b"\n", end)
+        line = data[line_start : line_end if line_end >= 0 else len(data)]
+        if any(a <= start - line_start and end - line_start <= a + len(b"/home/shared") for a in _all(line, b"/home/shared")):
+            continue
+        out.append((LEAK_SHAPES[i][0], start))
+    return out
+
+
+def _all(data: bytes, needle: bytes) -> list[int]:
+    return [m.start() for m in re.finditer(re.escape(needle), data)]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=120), st.sampled_from([1, 7, 61, 64, 100, 4096]), st.sampled_from(["r.ndjson", "r.txt", "r.json"]))
+def test_any_block_size_gives_the_scan_of_the_whole(parts: list[bytes], size: int, path: str) -> None:
+    data = b"".join(parts)
+    whole = scan_bytes(path, data, PLAN)
+    assert _summary(scan_blocks(path, _blocks(data, size), PLAN)) == _summary(whole)
+    assert whole.size == len(data) and whole.sha256 == hashlib.sha256(data).hexdigest()
+    assert whole.digests == _reference_digests(data)
+    assert whole.placeholders == [data.count(PLACEHOLDER.encode())]
+    assert whole.words == [_reference_count(forms, data) for forms in PLAN.words]
+    assert [(leak.code, leak.offset) for leak in whole.leaks] == _reference_leaks(data)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=60), st.sampled_from([1, 13, 64, 4096]))
+def test_ndjson_pairs_are_those_of_every_record_that_prints_a_digest(parts: list[bytes], size: int) -> None:
+    data = b"".join(parts)
+    expected: dict[tuple[str, str, str], list[object]] = {}
+    unread = False
+    offset = 0
+    for line in data.split(b"\n"):
+        # A record is read for pairs when it prints a digest and names a file here (or may, in escapes).
+        if _reference_digests(line) and (any(t.encode() in line for t in PLAN.paths) or b"\\" in line):
+            try:
+                document = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                unread = True
+            else:
+                for triple in json_pairs(document, PLAN.paths, PLAN.placeholders):
+                    if triple[2] != PLACEHOLDER:
+                        expected.setdefault(triple, [0, offset])[0] += 1  # type: ignore[operator]
+        offset += len(line) + 1
+    scan = scan_blocks("r.ndjson", _blocks(data, size), PLAN)
+    assert scan.pairs == expected
+    assert scan.pairs_unread == unread
+
+
+def test_records_that_print_only_the_placeholder_are_not_parsed() -> None:
+    # Not JSON at all: had these lines been parsed, the scan would say so.
+    data = b'{"path": "run/a.json", "sha256": "w-1"\n' * 3
+    scan = scan_bytes("r.ndjson", data, PLAN)
+    assert (scan.pairs, scan.pairs_unread, scan.placeholders) == ({}, False, [3])
+
+
+def test_a_record_that_names_no_file_here_is_not_parsed() -> None:
+    data = b'{"path": "elsewhere/x.json", "sha256": "' + DIGEST.encode() + b'"\n'
+    assert scan_bytes("r.ndjson", data, PLAN).pairs_unread is False
+    escaped = b'{"path": "run\\/a.json", "sha256": "' + DIGEST.encode() + b'"}\n'
+    assert scan_bytes("r.ndjson", escaped, PLAN).pairs == {("sha256", TARGET, DIGEST): [1, 0]}
+
+
+def test_a_record_longer_than_a_block_is_parsed_whole() -> None:
+    pad = "x" * 50_000
+    record = orjson.dumps({"pad": pad, "reads": {"path": TARGET, "sha256": DIGEST}, "more": pad}) + b"\n"
+    data = b'{"a": 1}\n' + record + record
+    for size in (100, 4096, 1 << 20):
+        plan = ScanPlan(PLAN.records, PLAN.paths, PLAN.placeholders, block_size=size)
+        scan = scan_blocks("r.ndjson", _blocks(data, size), plan)
+        assert scan.pairs == {("reads.sha256", TARGET, DIGEST): [2, 9]}
+    small = ScanPlan(PLAN.records, PLAN.paths, PLAN.placeholders, pair_limit=10_000)
+    assert scan_blocks("r.ndjson", _blocks(data, 4096), small).pairs_unread is True
+
+
+def test_matches_cut_by_a_block_edge_are_found_once() -> None:
+    line = b"see " + PLACEHOLDER.encode() + b" desktop sha256:" + DIGEST.encode() + b" /home/bob mail bob@example.org\n"
+    data = b"y" * 9000 + b"\n" + line * 3
+    for cut in range(9001, 9001 + len(line)):
+        scan = scan_blocks("r.txt", [data[:cut], data[cut:]], PLAN)
+        assert scan.placeholders == [3] and scan.words == [_reference_count(forms, data) for forms in PLAN.words] and scan.words[0] == 3
+        assert scan.digests == {DIGEST: [3, 9001 + line.index(DIGEST.encode())]}
+        assert [leak.code for leak in scan.leaks] == ["KB501", "KB502"] * 3
+
+
+def test_locate_counts_lines_and_columns_from_one() -> None:
+    data = b"ab\ncd\r\n\nxyz"
+    offsets = [0, 1, 3, 7, 8, 10]
+    for size in (1, 2, 5, 100):
+        assert locate(_blocks(data, size), offsets) == {0: (1, 1), 1: (1, 2), 3: (2, 1), 7: (3, 1), 8: (4, 1), 10: (4, 3)}
+
+
+# -- many files ---------------------------------------------------------------------------------
+
+
+def test_chunks_keep_order_and_cover_every_file() -> None:
+    paths = [f"f{i:03d}" for i in range(100)]
+    sizes = [10] * 90 + [10_000] * 10
+    runs = chunks(paths, sizes, 2)
+    assert [p for run in runs for p in run] == paths
+    assert len(runs) <= 2 * (2 * filescan._CHUNKS_PER_JOB) + 1  # each run ends at its share of the bytes or of the files
+    assert max(len(run) for run in runs) <= -(-len(paths) // (2 * filescan._CHUNKS_PER_JOB))
+    share = sum(sizes) // (2 * filescan._CHUNKS_PER_JOB)
+    assert all(sum(sizes[paths.index(p)] for p in run[:-1]) < share for run in runs)  # a big file ends its run
+    assert chunks([], [], 4) == []
+    assert chunks(["a"], [0], 8) == [["a"]]
+
+
+@pytest.fixture(scope="module")
+def kit(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_kit(tmp_path_factory.mktemp("bench"))
+
+
+def _broken(kit: Path, where: Path) -> Path:
+    """A copy with a wrong pair, an unresolved digest and leaks, so every figure has something in it."""
+    copy = copy_kit(kit, where)
+    edit_json(copy / READING, lambda d: d["digests"].update({ROWS: EXTERNAL}))
+    with open(copy / NOTES, "ab") as f:
+        f.write(b"\nsha " + b"ab" * 32 + b"\nread /home/bob/data\nmail bob@example.org\n")
+    refresh(copy)
+    return copy
+
+
+def test_workers_give_the_report_one_process_gives(kit: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    copy = _broken(kit, tmp_path / "kit")
+    serial = verify_json(verify(copy, jobs=1))
+    monkeypatch.setattr(filescan, "_SERIAL_BELOW_S", 0.0)  # a pool even for a kit this small
+    assert verify_json(verify(copy, jobs=2)) == serial
+    assert {"KB401", "KB402", "KB501", "KB502"} <= {f["code"] for f in orjson.loads(serial)["findings"]}
+
+
+def test_scan_files_in_a_pool_equals_one_by_one(kit: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fs = FolderKit(kit)
+    members = [m for m in fs.members() if m.kind == "file"]
+    paths = [m.path for m in members]
+    plan = ScanPlan(records=frozenset(paths), paths=frozenset(paths), placeholders=("withheld",))
+    serial = scan_files(fs, paths, [m.size or 0 for m in members], plan, 1)
+    monkeypatch.setattr(filescan, "_SERIAL_BELOW_S", 0.0)
+    monkeypatch.setattr(filescan, "_CHUNKS_PER_JOB", 3)
+    pooled = scan_files(fs, paths, [m.size or 0 for m in members], plan, 2)
+    assert list(pooled) == paths
+    assert {p: _summary(s) for p, s in pooled.items()} == {p: _summary(s) for p, s in serial.items()}
+
+
+def test_cli_takes_jobs(kit: Path) -> None:
+    from typer.testing import CliRunner
+
+    from kitbuild.cli import app
+
+    result = CliRunner().invoke(app, ["verify", str(kit), "--jobs", "2"])
+    assert result.exit_code == 0, result.stdout
+    assert CliRunner().invoke(app, ["verify", str(kit), "--jobs", "0"]).exit_code == 2
