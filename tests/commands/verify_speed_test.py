@@ -120,6 +120,20 @@ def test_any_block_size_gives_the_scan_of_the_whole(parts: list[bytes], size: in
     assert [(leak.code, leak.offset) for leak in whole.leaks] == _reference_leaks(data)
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from([f for f in FRAGMENTS if b"\n" not in f]), min_size=1, max_size=30), st.integers(1000, 20_000))
+def test_a_line_longer_than_the_margin_cuts_matches_anywhere_and_counts_each_once(parts: list[bytes], size: int) -> None:
+    # One line of 30 kB or more: the settled part of each window ends mid-line, wherever the block
+    # size puts it, so some digest, placeholder, word or shape is cut there.
+    unit = b"".join(parts)
+    data = unit * (30_000 // len(unit) + 1)
+    whole = scan_bytes("r.txt", data, PLAN)
+    assert _summary(scan_blocks("r.txt", _blocks(data, size), PLAN)) == _summary(whole)
+    assert whole.placeholders == [data.count(PLACEHOLDER.encode())]
+    assert whole.words == [_reference_count(forms, data) for forms in PLAN.words]
+    assert whole.digests == _reference_digests(data)
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.sampled_from(FRAGMENTS), max_size=60), st.sampled_from([1, 13, 64, 4096]))
 def test_ndjson_pairs_are_those_of_every_record_that_prints_a_digest(parts: list[bytes], size: int) -> None:
