@@ -474,7 +474,7 @@ class TarGzKit(_ArchiveKit):
         bound = self.path.stat().st_size * DEFLATE_RATIO + _SLACK
         gz = self._gzip()
         try:
-            tar = tarfile.open(fileobj=cast(IO[bytes], _GuardedStream(gz)), mode="r:")
+            tar = tarfile.open(fileobj=cast(IO[bytes], _GuardedStream(cast(IO[bytes], gz))), mode="r:")
         except (_HeaderTooLarge, *_STREAM_ERRORS) as exc:
             raise self._not_readable(f"is not a readable .tar.gz ({_why(exc)})") from None
         raws: list[_Raw] = []

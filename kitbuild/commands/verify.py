@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import orjson
 
@@ -139,9 +139,10 @@ def _provenance_parts(provenance: _Json) -> dict[str, Any]:
     doc = provenance.document if isinstance(provenance.document, dict) else {}
     rules = [r for r in doc.get("rules", []) if isinstance(r, dict)] if isinstance(doc.get("rules"), list) else []
     placeholders = tuple(sorted({r["placeholder"] for r in rules if r.get("primitive") == "digest" and isinstance(r.get("placeholder"), str) and r["placeholder"]}))
-    external = doc.get("external_digests") if isinstance(doc.get("external_digests"), dict) else {}
-    allow = doc.get("allow") if isinstance(doc.get("allow"), list) else []
-    sources = doc.get("sources") if isinstance(doc.get("sources"), list) else []
+    raw_external, raw_allow, raw_sources = doc.get("external_digests"), doc.get("allow"), doc.get("sources")
+    external = raw_external if isinstance(raw_external, dict) else {}
+    allow = raw_allow if isinstance(raw_allow, list) else []
+    sources = raw_sources if isinstance(raw_sources, list) else []
     return {
         "rules": rules,
         "placeholders": placeholders,
@@ -413,14 +414,14 @@ def verify(
         # always holds, and is not parsed at all (see kitbuild.filescan).
         for (key, target, said_digest), (count, first) in sorted(scan.pairs.items(), key=lambda kv: (kv[1][1] or 0, kv[0])):
             pairs_total += count
-            actual = digest_of.get(target)
-            if actual is None or said_digest == actual:
+            copy_digest = digest_of.get(target)
+            if copy_digest is None or said_digest == copy_digest:
                 pairs_ok += count
                 continue
-            said, has = _short(said_digest, actual)
+            said, has = _short(said_digest, copy_digest)
             message = f"{key} says {said} for {target}; the copy here has {has}" + (f" ({count:,} records say so; the first is on this line)" if count > 1 else "")
             where = first if first is not None else scan.digests.get(said_digest, [0, None])[1]
-            places.add(p, where, lambda line, _, p=p, m=message, a=actual, f=said_digest: Finding("KB401", p, m, line=line, expected=a, found=f))
+            places.add(p, where, lambda line, _, p=p, m=message, a=copy_digest, f=said_digest: Finding("KB401", p, m, line=line, expected=a, found=f))
     total = sum(tally.values())
     checks["digests"].figures.append(
         f"{_plural(total, 'digest')} printed in records: {tally['here']:,} check against the copy here, "
@@ -444,9 +445,9 @@ def verify(
 
     # -- pages ------------------------------------------------------------------------------
     for page in PAGES:
-        scan = scans.get(page)
-        if scan is not None and scan.page_diff is not None:
-            line, want, found = scan.page_diff
+        page_scan = scans.get(page)
+        if page_scan is not None and page_scan.page_diff is not None:
+            line, want, found = page_scan.page_diff
             findings.append(Finding("KB601", page, "differs from the page its template renders from provenance.json and index.json", line=line, expected=want, found=found))
 
     # -- figures (kitbuild.figures.verify: every figure recounted from the kit's own files) ----
@@ -504,7 +505,7 @@ def _check_provenance(
     doc: Mapping[str, Any],
     records: set[str],
     scans: Mapping[str, FileScan],
-    counted: list[tuple[Mapping[str, Any], tuple[str, ...] | None]],
+    counted: Sequence[tuple[Mapping[str, Any], tuple[str, ...] | None]],
 ) -> list[Finding]:
     """Each rule's recorded firings, re-observed in the record files."""
     findings = []
@@ -534,11 +535,11 @@ def _check_provenance(
     for j, (rule, _) in enumerate(counted):
         i = rules.index(rule)
         for path, n in sorted(rule["firings"].items()):
-            scan = scans.get(path)
-            if scan is None or scan.error is not None or path not in records:
+            fired_scan = scans.get(path)
+            if fired_scan is None or fired_scan.error is not None or path not in records:
                 continue
-            if scan.words[j] < n:
-                findings.append(Finding("KB302", path, f"holds the words rules[{i}] ({rule['name']}) wrote {_times(scan.words[j])}; it fired here {_times(n)}", expected=f">= {n}", found=str(scan.words[j])))
+            if fired_scan.words[j] < n:
+                findings.append(Finding("KB302", path, f"holds the words rules[{i}] ({rule['name']}) wrote {_times(fired_scan.words[j])}; it fired here {_times(n)}", expected=f">= {n}", found=str(fired_scan.words[j])))
     by_folder: dict[str, int] = {}
     for path in records:
         top = path.split("/", 1)[0]
