@@ -53,14 +53,18 @@ def warm(*folders: Path) -> None:
 
 def timed(cmd: list[str], cwd: Path | None = None) -> tuple[float, int]:
     """Wall seconds and peak resident memory (KiB, largest process of the tree) of one command."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    elapsed = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-    if proc.returncode != 0:
-        raise SystemExit(f"benchmark command failed ({proc.returncode}): {' '.join(cmd)}\n{err[-2000:]}")
+    # stderr goes to a file, not a pipe: bagit logs a line per file, and a pipe nobody reads
+    # until the command ends would fill and stop it.
+    with tempfile.TemporaryFile() as errors:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=errors)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            errors.seek(0)
+            tail = errors.read()[-2000:].decode(errors="replace")
+            raise SystemExit(f"benchmark command failed ({proc.returncode}): {' '.join(cmd)}\n{tail}")
     return elapsed, usage.ru_maxrss
 
 
