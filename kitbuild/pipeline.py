@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Iterator, Mapping, Sequence
 
 from kitbuild.digests import hex_runs
+from kitbuild.errors import ConfigError
 from kitbuild.leaks import LeakFinding, LeakScanner
 from kitbuild.matchers import Matcher
 from kitbuild.progress import SILENT, Progress
@@ -122,6 +123,7 @@ def run_file(job: FileJob, plan: Plan) -> FileResult:
     long_runs: set[str] = set()
     leaks: list[LeakFinding] = []
     line = 1
+    copied = False  # whether the unchanged prefix has been copied into the sink yet
     sink = open(job.dst, "wb") if job.dst else None
     try:
         with open(job.src, "rb") as src:
@@ -138,9 +140,14 @@ def run_file(job: FileJob, plan: Plan) -> FileResult:
                 n_in += len(chunk)
                 if h_out is not None:
                     h_out.update(out)
+                    if sink is not None:
+                        if not copied:
+                            # Everything before this chunk is the source's own bytes: the
+                            # kernel copies it, the rest is written as rewritten.
+                            _copy_prefix(src, sink, n_out, job.kit_path)
+                            copied = True
+                        sink.write(out)
                 n_out += len(out)
-                if sink is not None:
-                    sink.write(out)
                 # In binary mode the scan window starts with the tail of the previous block;
                 # findings that lie wholly inside that tail were reported last time.
                 window = tail + out if binary else out
@@ -162,6 +169,8 @@ def run_file(job: FileJob, plan: Plan) -> FileResult:
                 line += out.count(b"\n")
                 if binary:
                     tail = window[-_OVERLAP:]
+            if sink is not None and not copied:
+                _copy_prefix(src, sink, n_out, job.kit_path)  # a file no rule changed: copied whole, in the kernel
     finally:
         if sink is not None:
             sink.close()
@@ -180,6 +189,32 @@ def run_file(job: FileJob, plan: Plan) -> FileResult:
         leaks=leaks,
         events=(rewriter.events or []) if rewriter else [],
     )
+
+
+def _copy_prefix(src: IO[bytes], sink: IO[bytes], length: int, kit_path: str = "") -> None:
+    """Copy the first ``length`` bytes of ``src`` to the start of ``sink`` (left positioned after
+    them): with ``copy_file_range``, so the bytes never pass through Python, where the system
+    has it; by reading them again where it does not."""
+    sink.flush()
+    src_fd, dst_fd = src.fileno(), sink.fileno()
+    done = 0
+    try:
+        while done < length:
+            n = os.copy_file_range(src_fd, dst_fd, length - done, done, done)
+            if n == 0:
+                break
+            done += n
+    except (AttributeError, OSError):
+        pass  # not offered here (another system, or across file systems): copy in Python
+    while done < length:
+        block = os.pread(src_fd, min(CHUNK_SIZE, length - done), done)
+        if not block:
+            break
+        os.pwrite(dst_fd, block, done)
+        done += len(block)
+    if done != length:
+        raise ConfigError(f"{kit_path}: the source file changed while it was copied; build again once nothing is writing it.")
+    sink.seek(length)
 
 
 def _digest_leak(path: str, chunk: bytes, first_line: int, pos: int, what: str) -> LeakFinding:

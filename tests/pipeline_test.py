@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
+import os
+from pathlib import Path
 
 import pytest
 
 from kitbuild.leaks import LeakFinding
+from kitbuild.matchers import Matcher
 from kitbuild.pipeline import FileJob, Plan, line_chunks, run_file, run_files
 from kitbuild.rules import builtin_rule
 
@@ -135,3 +139,25 @@ def test_serial_and_parallel_runs_agree(tmp_path):
     assert [(r.kit_path, r.sha256, r.counts) for r in serial] == [(r.kit_path, r.sha256, r.counts) for r in parallel]
     for _, kit_path in jobs:
         assert (tmp_path / "one" / kit_path).read_bytes() == (tmp_path / "two" / kit_path).read_bytes()
+
+
+@pytest.mark.parametrize("kernel_copy", [True, False], ids=["copy_file_range", "python-copy"])
+def test_unchanged_prefix_is_copied_then_rewritten_chunks_follow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kernel_copy: bool) -> None:
+    # The bytes before the first rewritten chunk are copied by the kernel (or, where it cannot,
+    # by reading them again); the copy must be exactly the source up to there.
+    if not kernel_copy:
+        def refuse(*args: object) -> int:
+            raise OSError(38, "not offered here")
+        monkeypatch.setattr(os, "copy_file_range", refuse)
+    src = tmp_path / "rows.ndjson"
+    body = b"".join(b'{"n": %d, "p": "/x/keep"}\n' % i for i in range(300))
+    src.write_bytes(body + b'{"p": "/x/ls/a"}\n' + body)
+    plan = Plan([Matcher("path_prefix", pairs={"/x/ls": "L"})], {}, {}, (), chunk_size=512)
+    result = run_file(FileJob(str(src), "k/rows.ndjson", str(tmp_path / "out")), plan)
+    expected = body + b'{"p": "L/a"}\n' + body
+    assert (tmp_path / "out").read_bytes() == expected
+    assert result.sha256 == hashlib.sha256(expected).hexdigest() and result.counts == [1]
+    untouched = tmp_path / "same.bin"
+    untouched.write_bytes(b"\0" + body)
+    run_file(FileJob(str(untouched), "k/same.bin", str(tmp_path / "same.out")), plan)
+    assert (tmp_path / "same.out").read_bytes() == b"\0" + body
