@@ -73,13 +73,18 @@ def _figure_tables(figures: Mapping[str, Any]) -> list[dict[str, Any]]:
     return tables
 
 
+def _path_of(entry: Any) -> str:
+    """An index entry's path: a dict when read from a kit, an :class:`~kitbuild.index.Entry` in a build."""
+    return str(entry["path"] if isinstance(entry, Mapping) else entry.path)
+
+
 def page_context(provenance: Mapping[str, Any], index: Mapping[str, Any]) -> dict[str, Any]:
     """What templates see; derived from the kit's provenance.json and index.json only."""
     files = list(index.get("files", []))
     folders = []
     for source in provenance.get("sources", []):
         prefix = source["as"] + "/"
-        inside = [f for f in files if f["path"].startswith(prefix)]
+        inside = [f for f in files if _path_of(f).startswith(prefix)]
         folders.append(
             {
                 **source,

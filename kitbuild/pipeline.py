@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-from concurrent.futures import ProcessPoolExecutor
+from collections import deque
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import IO, Any, Iterator, Mapping, Sequence
 
@@ -86,6 +87,9 @@ class FileJob:
 
 
 _NO_DIGESTS: frozenset[str] = frozenset()
+# Shared by every result with nothing to say (never appended to: results are read only).
+_NO_LEAKS: list[LeakFinding] = []
+_NO_EVENTS: list[Event] = []
 
 
 # A build of 100,000 small files holds 100,000 of these at once: slots, and shared empties.
@@ -176,18 +180,20 @@ def run_file(job: FileJob, plan: Plan) -> FileResult:
             sink.close()
     if binary:
         leaks = sorted(set(leaks), key=lambda f: (f.line, f.col, f.what))
+    source_sha256 = h_in.hexdigest()
     return FileResult(
         kit_path=job.kit_path,
         size=n_out,
-        sha256=(h_out or h_in).hexdigest(),
+        # An unchanged file's two digests are one string: a kit of 100,000 files keeps them all.
+        sha256=h_out.hexdigest() if h_out is not None else source_sha256,
         source_size=n_in,
-        source_sha256=h_in.hexdigest(),
+        source_sha256=source_sha256,
         binary=binary,
         counts=rewriter.counts if rewriter else [0] * len(plan.matchers),
         digests=frozenset(digests) if digests else _NO_DIGESTS,
         long_runs=tuple(sorted(long_runs)),
-        leaks=leaks,
-        events=(rewriter.events or []) if rewriter else [],
+        leaks=leaks or _NO_LEAKS,
+        events=(rewriter.events or _NO_EVENTS) if rewriter else _NO_EVENTS,
     )
 
 
@@ -246,7 +252,9 @@ def _run_in_worker(job: FileJob) -> FileResult:
 def run_files(jobs: Sequence[FileJob], plan: Plan, workers: int, progress: Progress = SILENT) -> list[FileResult]:
     """Run every job, in ``workers`` processes; results come back in job order.
 
-    ``progress`` is advanced by each file's source size as its result arrives.
+    ``progress`` is advanced by each file's source size as its result arrives. Jobs go to the
+    workers in batches, a few at a time: handing a pool 100,000 jobs at once would hold all of
+    them, pickled, in memory.
     """
     for job in jobs:
         if job.dst:
@@ -258,9 +266,24 @@ def run_files(jobs: Sequence[FileJob], plan: Plan, workers: int, progress: Progr
             progress.advance(1, results[-1].source_size)
         return results
     workers = min(workers, len(jobs))
-    chunksize = max(1, min(64, len(jobs) // (workers * 16)))
+    size = max(1, min(64, len(jobs) // (workers * 16)))
+    batches = (jobs[i : i + size] for i in range(0, len(jobs), size))
     with ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(plan,)) as pool:
-        for result in pool.map(_run_in_worker, jobs, chunksize=chunksize):
-            results.append(result)
-            progress.advance(1, result.source_size)
+        pending: deque[Future[list[FileResult]]] = deque()
+        for batch in batches:
+            pending.append(pool.submit(_run_batch, batch))
+            if len(pending) >= workers * 4:
+                _collect(pending.popleft(), results, progress)
+        while pending:
+            _collect(pending.popleft(), results, progress)
     return results
+
+
+def _run_batch(batch: Sequence[FileJob]) -> list[FileResult]:
+    return [_run_in_worker(job) for job in batch]
+
+
+def _collect(future: "Future[list[FileResult]]", results: list[FileResult], progress: Progress) -> None:
+    for result in future.result():
+        results.append(result)
+        progress.advance(1, result.source_size)

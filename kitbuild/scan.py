@@ -331,7 +331,8 @@ def scan_bench(paths: Iterable[str | os.PathLike[str]]) -> BenchScan:
         entries: set[str] = set()
         matched: set[str] = set()
         left_out = 0
-        for rel, path in _walk(source):
+        for rel, name in _walk(source):
+            path = Path(name)
             hits = [g for g, r in log_res if r.match(rel)]
             if hits:
                 matched.update(hits)
