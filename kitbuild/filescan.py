@@ -88,7 +88,7 @@ class ScanPlan:
     pair_limit: int = PAIR_PARSE_LIMIT
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Leak:
     """A leak shape at byte ``offset`` of a file (see :func:`locate` for its line and column)."""
 
@@ -97,7 +97,7 @@ class Leak:
     what: str
 
 
-@dataclass
+@dataclass(slots=True)
 class FileScan:
     """What one pass learned about one file. Positions are byte offsets into the file."""
 

@@ -61,7 +61,7 @@ class MemberError(KitbuildError):
         self.kind = kind  # "refused", "missing", "special" or "unreadable"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Member:
     """One entry of a kit: its kit path ('/'-separated), its kind and, for a file, its size."""
 
@@ -246,7 +246,7 @@ class ArchiveLimits:
     members: int = 1_000_000  # members; more: the archive is not read (exit 2)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Raw:
     """An archive member as its header declares it, before its name is trusted."""
 
@@ -259,7 +259,7 @@ class _Raw:
     data: bytes | None = None  # the bytes, when the listing pass kept them
 
 
-@dataclass
+@dataclass(slots=True)
 class _Entry:
     kind: str
     size: int | None
