@@ -163,3 +163,20 @@ def write_sample_bench(root: Path, out: str = "kit") -> Path:
         external_digests={"d6f21ea9d60a0d56f34a05b609c79c88a451d2ae03597821ea3d5a9678c3a442": "the public dataset"},
         readme={"not_here": "The smoke runs and the logs."},
     )
+
+
+# A user rule whose replacement needs escaping in JSON and cannot be made safe in YAML.
+USER_REGEX_RULE = r"""id: host-to-label
+sentence: Host names now read as a label.
+docs: {what: Replaces box-N., why: Tests escaping., example: "- use: ./host-to-label.yaml"}
+matcher:
+  primitive: regex
+  options: {pattern: 'box-([0-9]+)', replace: 'role: "lab" \\ \1'}
+params: {type: object, additionalProperties: false}
+samples:
+  firing:
+    - input: "box-7"
+      output: 'role: "lab" \ 7'
+  not_firing:
+    - input: "sandbox"
+"""

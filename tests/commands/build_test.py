@@ -14,6 +14,7 @@ from kitbuild import build
 from kitbuild.errors import LeakError, UnsafeRewriteError
 
 from kittest import (
+    USER_REGEX_RULE,
     SAMPLE_AS,
     SAMPLE_MAP_KEY,
     SAMPLE_NAMES,
@@ -189,20 +190,6 @@ def test_a_replacement_needing_json_escaping_is_escaped_in_a_build(bench):
     assert json.loads(data) == {"host": 'role: "lab" \\ 7'}
 
 
-USER_REGEX_RULE = r"""id: host-to-label
-sentence: Host names now read as a label.
-docs: {what: Replaces box-N., why: Tests escaping., example: "- use: ./host-to-label.yaml"}
-matcher:
-  primitive: regex
-  options: {pattern: 'box-([0-9]+)', replace: 'role: "lab" \\ \1'}
-params: {type: object, additionalProperties: false}
-samples:
-  firing:
-    - input: "box-7"
-      output: 'role: "lab" \ 7'
-  not_firing:
-    - input: "sandbox"
-"""
 
 
 # -- point 6: index.json and SHA256SUMS -----------------------------------------------------------

@@ -25,7 +25,7 @@ from kitbuild.findings import Finding
 from kitbuild.formats import annotation, escape_data, escape_property
 from kitbuild.resources import schema_path
 
-from kittest import make_files, write_kit, write_sample_bench
+from kittest import USER_REGEX_RULE, make_files, write_kit, write_sample_bench
 
 from .verify_kits import build_kit
 
@@ -191,21 +191,6 @@ def test_an_original_digest_is_kb903(cli, bench: Path) -> None:
     assert all(line.endswith(", which a rule rewrote") and "the original sha256 of run/" in line for line in lines)
 
 
-USER_REGEX_RULE = r"""id: host-to-label
-sentence: Host names now read as a label.
-docs: {what: Replaces box-N., why: Tests escaping., example: "- use: ./host-to-label.yaml"}
-matcher:
-  primitive: regex
-  options: {pattern: 'box-([0-9]+)', replace: 'role: "lab" \\ \1'}
-params: {type: object, additionalProperties: false}
-samples:
-  firing:
-    - input: "box-7"
-      output: 'role: "lab" \ 7'
-  not_firing:
-    - input: "sandbox"
-      output: "sandbox"
-"""
 
 
 def test_an_unsafe_rewrite_is_kb904(cli, bench: Path) -> None:
