@@ -34,6 +34,7 @@ import io
 import itertools
 import os
 import re
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping, Sequence
@@ -694,6 +695,31 @@ def chunks(paths: Sequence[str], sizes: Sequence[int], jobs: int) -> list[list[s
 
 
 _WORKER: tuple[KitFS, ScanPlan] | None = None
+# Most files print no digest, hold no placeholder and no leak: their empty containers are one
+# shared object each (read only after the scan), not five new ones per file in a kit of 100,000.
+_EMPTY_DIGESTS: dict[str, list[int]] = {}
+_EMPTY_PAIRS: dict[tuple[str, str, str], list[Any]] = {}
+_EMPTY_LEAKS: list[Leak] = []
+
+
+_ZEROS: dict[int, list[int]] = {}
+
+
+def _compact(scan: FileScan, path: str | None = None) -> FileScan:
+    if path is not None:
+        scan.path = path  # the caller's own string for it, not a second copy from the worker
+    scan.sha256 = sys.intern(scan.sha256)  # shared with index.json's entry (kitbuild.commands.verify)
+    if not any(scan.placeholders):
+        scan.placeholders = _ZEROS.setdefault(len(scan.placeholders), [0] * len(scan.placeholders))
+    if not any(scan.words):
+        scan.words = _ZEROS.setdefault(len(scan.words), [0] * len(scan.words))
+    if not scan.digests:
+        scan.digests = _EMPTY_DIGESTS
+    if not scan.pairs:
+        scan.pairs = _EMPTY_PAIRS
+    if not scan.leaks:
+        scan.leaks = _EMPTY_LEAKS
+    return scan
 
 
 def _init_worker(kit: KitFS, plan: ScanPlan) -> None:
@@ -717,13 +743,15 @@ def scan_files(kit: KitFS, paths: Sequence[str], sizes: Sequence[int], plan: Sca
     out: dict[str, FileScan] = {}
     if serial:
         for p in paths:
-            out[p] = scan_file(kit, p, plan, lambda n: progress.advance(size=n))
+            out[p] = _compact(scan_file(kit, p, plan, lambda n: progress.advance(size=n)))
             progress.advance(files=1)
         return out
     runs = chunks(paths, sizes, jobs)
+    own = {p: p for p in paths}
     with ProcessPoolExecutor(min(jobs, len(runs)), initializer=_init_worker, initargs=(kit, plan)) as pool:
         for result in pool.map(_scan_chunk, runs):
             for scan in result:
-                out[scan.path] = scan
+                path = own[scan.path]
+                out[path] = _compact(scan, path)
             progress.advance(len(result), sum(s.size for s in result))
     return out

@@ -15,8 +15,10 @@ put line numbers on findings in it.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
+import sys
 from typing import Any, Mapping, Sequence
 
 import orjson
@@ -130,6 +132,9 @@ def _entries(index: _Json) -> list[dict[str, Any]]:
             and isinstance(entry.get("sha256"), str)
             and _HEX.fullmatch(entry["sha256"])
         ):
+            # Interned, as the scans' digests are (kitbuild.filescan): a kit of 100,000 files
+            # then holds each digest once, not once from index.json and once from its scan.
+            entry["sha256"] = sys.intern(entry["sha256"])
             out.append(entry)
     return out
 
@@ -311,7 +316,7 @@ def verify(
     counted = [(r, forms) for r, forms in word_rules if forms is not None]
     plan = ScanPlan(
         records=frozenset(records),
-        paths=frozenset(listed) | frozenset(on_disk),
+        paths=frozenset(itertools.chain(listed, on_disk)),
         placeholders=parts["placeholders"],
         words=tuple(forms for _, forms in counted),
         allow=parts["allow"],
@@ -332,9 +337,13 @@ def verify(
         except MemberError:
             pass
     scans = {p: scan_bytes(p, data, plan) for p, data in in_memory.items()}
+    # index.json's bytes are parsed and scanned now: holding them through the pass over a kit of
+    # 100,000 files would cost as much as the file (a finding in it is placed by reading it again).
+    index_size = len(in_memory.pop(kit_index.INDEX))
+    index.data = None
     rest = sorted(on_disk - set(scans))
-    progress.begin("verifying", len(rest) + len(scans), sum(members[p].size or 0 for p in rest) + sum(len(d) for d in in_memory.values()))
-    progress.advance(len(scans), sum(len(d) for d in in_memory.values()))
+    progress.begin("verifying", len(rest) + len(scans), sum(members[p].size or 0 for p in rest) + index_size + sum(len(d) for d in in_memory.values()))
+    progress.advance(len(scans), index_size + sum(len(d) for d in in_memory.values()))
     scans.update(scan_files(fs, rest, [members[p].size or 0 for p in rest], plan, jobs or default_jobs(), progress))
     progress.end()
     places = _Places(fs, in_memory)
