@@ -8,7 +8,6 @@ the text report, a finding names the kind of thing found and where, never the pr
 
 from __future__ import annotations
 
-import re
 from typing import Any, Iterable
 
 from kitbuild.commands.build import BuildReport
@@ -17,11 +16,9 @@ from kitbuild.findings import Finding
 # Imported under another name: ``from __future__ import annotations`` binds ``annotations`` here.
 from kitbuild.formats import annotations as finding_annotations
 from kitbuild.formats import findings_document, json_text
-from kitbuild.leaks import GENERIC_SHAPES, LeakFinding
+from kitbuild.leaks import GENERIC_SHAPES, LeakFinding, distinct
 
 _SHAPES = {what for what, _ in GENERIC_SHAPES}
-# How a leak or an unsafe rewrite names its place: 'kit/path:line:col: what'.
-_PLACE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<what>.+)$")
 
 
 def leak_code(what: str) -> str:
@@ -40,30 +37,17 @@ def leak_finding(leak: LeakFinding) -> Finding:
 
 def leak_findings(leaks: Iterable[LeakFinding]) -> list[Finding]:
     """Each distinct leak once, sorted by path, line and column."""
-    shown = sorted(set(leaks), key=lambda f: (f.path, f.line, f.col, f.what))
-    return [leak_finding(leak) for leak in shown]
+    return [leak_finding(leak) for leak in distinct(leaks)]
 
 
 def error_findings(exc: LeakError | UnsafeRewriteError) -> list[Finding]:
-    """The findings a stopped build reports.
-
-    A LeakError lists its findings one per line, as :class:`~kitbuild.leaks.LeakFinding` prints
-    them, between its first line and its advice; an UnsafeRewriteError names one place.
-    """
-    attached = getattr(exc, "findings", None)
-    if attached:
-        return leak_findings(attached)
+    """The findings a stopped build reports: a LeakError carries its leaks as values, an
+    UnsafeRewriteError its one place."""
     if isinstance(exc, UnsafeRewriteError):
-        m = _PLACE.match(exc.message.split("\n", 1)[0])
-        if m:
-            return [Finding("KB904", m["path"], f"column {m['col']}: {m['what']}", line=int(m["line"]))]
-        return [Finding("KB904", "", exc.message)]
-    leaks = []
-    for line in exc.message.split("\n")[1:]:
-        m = _PLACE.match(line)
-        if m:
-            leaks.append(LeakFinding(m["path"], int(m["line"]), int(m["col"]), m["what"]))
-    return leak_findings(leaks) or [Finding("KB902", "", exc.message)]
+        place = f"{exc.path}:{exc.line}:{exc.col}: "
+        what = exc.message[len(place):] if exc.message.startswith(place) else exc.message
+        return [Finding("KB904", exc.path, f"column {exc.col}: {what}", line=exc.line or None)]
+    return leak_findings(exc.findings)
 
 
 def build_document(report: BuildReport | None, config: str, *, dry_run: bool, findings: list[Finding]) -> dict[str, Any]:

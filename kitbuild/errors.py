@@ -6,7 +6,10 @@ error's exit status, so every failure a user can cause must arrive here as a sub
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:
+    from kitbuild.leaks import LeakFinding
 
 # Exit statuses, documented in README.md ("Exit codes").
 EXIT_OK = 0
@@ -46,7 +49,7 @@ class LeakError(KitbuildError):
 
     exit_code = EXIT_FINDINGS
 
-    def __init__(self, message: str, findings: Sequence[object] = ()) -> None:
+    def __init__(self, message: str, findings: Sequence[LeakFinding] = ()) -> None:
         super().__init__(message)
         self.findings = list(findings)
 

@@ -42,6 +42,11 @@ class LeakFinding:
         return f"{self.path}:{self.line}:{self.col}: {self.what}"
 
 
+def distinct(leaks: Iterable[LeakFinding]) -> list[LeakFinding]:
+    """Each finding once (a binary file's overlapping windows may find one twice), in kit order."""
+    return sorted(set(leaks), key=lambda f: (f.path, f.line, f.col, f.what))
+
+
 # Literal text every match of a shape contains, and how many bytes before it the match starts
 # (None: an e-mail address, whose local part runs back a variable length). An Aho–Corasick pass
 # finds the anchors and the shape's pattern is tried only where one stands: a pattern

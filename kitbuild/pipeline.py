@@ -18,7 +18,7 @@ from typing import IO, Any, Iterator, Mapping, Sequence
 
 from kitbuild.digests import hex_runs
 from kitbuild.errors import ConfigError
-from kitbuild.leaks import LeakFinding, LeakScanner
+from kitbuild.leaks import LeakFinding, LeakScanner, distinct
 from kitbuild.matchers import Matcher
 from kitbuild.progress import SILENT, Progress
 from kitbuild.rewrite import Event, Rewriter
@@ -179,7 +179,7 @@ def run_file(job: FileJob, plan: Plan) -> FileResult:
         if sink is not None:
             sink.close()
     if binary:
-        leaks = sorted(set(leaks), key=lambda f: (f.line, f.col, f.what))
+        leaks = distinct(leaks)  # overlapping windows may find one twice
     source_sha256 = h_in.hexdigest()
     return FileResult(
         kit_path=job.kit_path,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kitbuild.commands.build import BuildReport
+from kitbuild.leaks import distinct
 
 
 def _plural(n: int, word: str) -> str:
@@ -33,9 +34,10 @@ def dry_run_text(report: BuildReport) -> str:
     for rule in report.rules:
         lines.append(f"{rule['name']}: would fire {_plural(rule['total'], 'time')} in {_plural(len(rule['firings']), 'file')}")
     if report.leaks:
+        shown = distinct(report.leaks)
         lines.append("")
-        lines.append(f"the leak gate would stop the build: {_plural(len(report.leaks), 'finding')}")
-        lines.extend(f"  {leak}" for leak in sorted(set(report.leaks), key=lambda f: (f.path, f.line, f.col)))
+        lines.append(f"the leak gate would stop the build: {_plural(len(shown), 'finding')}")
+        lines.extend(f"  {leak}" for leak in shown)
     else:
         lines.append(f"the leak gate would pass {_plural(len(report.files), 'record file')}")
     return "\n".join(lines)

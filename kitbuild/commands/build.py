@@ -23,7 +23,7 @@ from kitbuild.errors import ConfigError, LeakError
 from kitbuild.figures import FigureCheckError, FigureError, FigureValue, RecordFiles, evaluate, records, render_figures_table, require_checks, views
 from kitbuild.index import Entry
 from kitbuild.jsonfile import dump_json
-from kitbuild.leaks import LeakFinding, LeakScanner
+from kitbuild.leaks import LeakFinding, LeakScanner, distinct
 from kitbuild.matchers import Matcher
 from kitbuild.pages import page_context, render_pages
 from kitbuild.pipeline import FileJob, FileResult, Plan, run_files
@@ -215,8 +215,8 @@ def build(
         for name, data in generated.items():
             report.leaks.extend(scanner.scan(name, data, 1))
         if report.leaks:
-            found: list[LeakFinding] = sorted(set(report.leaks), key=lambda f: (f.path, f.line, f.col, f.what))
-            raise LeakError(_leak_message(report.leaks), found)
+            found = distinct(report.leaks)
+            raise LeakError(_leak_message(found), found)
         _move_into_place(staging, target)
         staging = None
         return report
@@ -311,8 +311,7 @@ def _write_generated(
     return generated
 
 
-def _leak_message(leaks: list[LeakFinding]) -> str:
-    shown = sorted(set(leaks), key=lambda f: (f.path, f.line, f.col, f.what))
+def _leak_message(shown: list[LeakFinding]) -> str:
     lines = [str(f) for f in shown]
     return (
         f"the leak gate stopped the build: {len(shown)} finding{'s' if len(shown) != 1 else ''} of private text "
