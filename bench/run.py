@@ -217,7 +217,7 @@ def main() -> None:
     memory = {name: peaks[name] / 1024 for name in ("build C", "verify C", "build D", "verify D")}
 
     lines = [
-        f"| case | median s | min–max s |",
+        "| case | median s | min–max s |",
         "|---|---:|---:|",
         *[f"| {name} | {med[name]:.2f} | {min(times[name]):.2f}–{max(times[name]):.2f} |" for name, *_ in cases],
         "",

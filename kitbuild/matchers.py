@@ -138,10 +138,9 @@ class Matcher:
         if self.primitive == "regex":
             assert self.pattern is not None
             return re.compile(self.pattern.encode("utf-8"))
-        self._table = {k.encode("utf-8"): v.encode("utf-8") for k, v in self.pairs.items()}
         # Longest first: Python's alternation takes the first alternative that matches at the
         # leftmost position, so this makes the longest prefix or name win.
-        keys = sorted(self._table, key=lambda k: (-len(k), k))
+        keys = sorted(self.table(), key=lambda k: (-len(k), k))
         alternation = b"|".join(re.escape(k) for k in keys) or b"(?!)"
         if self.primitive == "path_prefix":
             return re.compile(_PATH_START + b"(?:" + alternation + b")" + _PATH_END)
@@ -223,8 +222,7 @@ class Matcher:
         if self.primitive == "regex":
             assert self.replace is not None
             return match.expand(self.replace.encode("utf-8"))
-        self.compiled()
-        return self._table[match.group(0)]
+        return self.table()[match.group(0)]
 
     def private_strings(self) -> dict[str, str]:
         """The strings this matcher removes, each with a description safe to print in a log."""

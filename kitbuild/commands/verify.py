@@ -32,7 +32,7 @@ from kitbuild.kitfs import DIR, FILE, OTHER, SYMLINK, ArchiveLimits, KitFS, Memb
 from kitbuild.pages import TemplateError, page_context, render_pages
 from kitbuild.progress import SILENT, Progress
 from kitbuild.schema import key_path, load_schema, schema_errors
-from kitbuild.verify_report import CheckResult, VerifyReport, file_findings, new_checks
+from kitbuild.verify_report import VerifyReport, file_findings, new_checks
 
 PAGES = (kit_index.README, kit_index.INDEX_PAGE)
 BUILT_IN = "built-in"
