@@ -1,0 +1,64 @@
+"""Wheel build hook: compile kitbuild/_speedups.c when a C compiler is at hand.
+
+The compiled module is optional (kitbuild.speedups has a pure-Python twin of every function in
+it), so a failed compile is a warning, never a failed install. A wheel that carries the module is
+tagged for this platform and Python; one without it stays pure Python. An editable install
+compiles it beside its source, where the source tree's package is imported from.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+
+
+def compile_speedups(root: Path, into: Path) -> Path:
+    """Build the extension with setuptools' build_ext into ``into``; the built file's path."""
+    from setuptools import Distribution, Extension
+    from setuptools.command.build_ext import build_ext
+
+    flags = [] if sys.platform == "win32" else ["-O3"]
+    ext = Extension("kitbuild._speedups", ["kitbuild/_speedups.c"], extra_compile_args=flags)
+    cmd = build_ext(Distribution({"name": "kitbuild-speedups", "ext_modules": [ext]}))
+    cmd.build_lib = str(into)
+    cmd.build_temp = str(into / "temp")
+    cmd.ensure_finalized()
+    here = os.getcwd()
+    os.chdir(root)  # the source path is relative to the project root
+    try:
+        cmd.run()
+    finally:
+        os.chdir(here)
+    return Path(cmd.get_ext_fullpath("kitbuild._speedups"))
+
+
+class SpeedupsHook(BuildHookInterface):  # type: ignore[misc]
+    PLUGIN_NAME = "custom"
+
+    def initialize(self, version: str, build_data: dict[str, Any]) -> None:
+        self._work: Path | None = None
+        if self.target_name != "wheel":
+            return
+        root = Path(self.root)
+        self._work = Path(tempfile.mkdtemp(prefix="kitbuild-speedups-"))
+        try:
+            built = compile_speedups(root, self._work)
+        except Exception as exc:  # no compiler, no headers: the pure-Python twins serve
+            self.app.display_warning(f"kitbuild: C speed-ups not compiled ({exc}); the pure-Python scans will be used")
+            return
+        if version == "editable":
+            shutil.copyfile(built, root / "kitbuild" / built.name)
+            return
+        build_data["force_include"][str(built)] = f"kitbuild/{built.name}"
+        build_data["pure_python"] = False
+        build_data["infer_tag"] = True
+
+    def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:
+        if self._work is not None:
+            shutil.rmtree(self._work, ignore_errors=True)

@@ -1,0 +1,370 @@
+/* Byte scans on the hot path of build and verify, in C.
+ *
+ * Every function here has a pure-Python twin (kitbuild/speedups.py) that gives the same answer;
+ * this module only makes it cheaper. Scanning a kit file costs, besides SHA-256, a census of
+ * printed digests, counts of placeholders and rule words, and a search for the anchors of leak
+ * shapes. Done with bytes.translate, bytes.count and an automaton, each of those passes costs
+ * about what hashing does; here each is a fraction of it, because 16 bytes are classified at
+ * once (SSE2, part of every x86-64) and only the rare interesting positions are looked at one
+ * by one.
+ *
+ * Every function takes any object with the buffer protocol (bytes, bytearray, memoryview, mmap)
+ * and releases the GIL while it scans, so threads may share a core's other work.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+
+#if defined(__SSE2__) || defined(_M_X64)
+#include <emmintrin.h>
+#define KB_SSE2 1
+#endif
+
+#define DIGEST_LENGTH 64
+#define MAX_NEEDLES 16
+
+static unsigned char HEX[256];
+static unsigned char LABEL[256]; /* [A-Za-z0-9-]: a domain label's bytes */
+static unsigned char ALPHA[256];
+
+static void init_tables(void) {
+    for (int c = 0; c < 256; c++) {
+        int digit = c >= '0' && c <= '9';
+        int upper = c >= 'A' && c <= 'Z';
+        int lower = c >= 'a' && c <= 'z';
+        HEX[c] = digit || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+        LABEL[c] = digit || upper || lower || c == '-';
+        ALPHA[c] = upper || lower;
+    }
+}
+
+/* A growable array of Py_ssize_t, filled without the GIL and turned into a list with it. */
+typedef struct {
+    Py_ssize_t *items;
+    Py_ssize_t len;
+    Py_ssize_t cap;
+    int failed;
+} Offsets;
+
+static void offsets_push(Offsets *o, Py_ssize_t value) {
+    if (o->failed)
+        return;
+    if (o->len == o->cap) {
+        Py_ssize_t cap = o->cap ? o->cap * 2 : 64;
+        Py_ssize_t *grown = realloc(o->items, (size_t)cap * sizeof(Py_ssize_t));
+        if (grown == NULL) {
+            o->failed = 1;
+            return;
+        }
+        o->items = grown;
+        o->cap = cap;
+    }
+    o->items[o->len++] = value;
+}
+
+/* The offsets as a list of tuples of ``width`` ints each (width 1: a list of ints). */
+static PyObject *offsets_list(Offsets *o, int width) {
+    PyObject *out = NULL;
+    if (o->failed) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    out = PyList_New(o->len / width);
+    if (out == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < o->len / width; i++) {
+        PyObject *item;
+        if (width == 1) {
+            item = PyLong_FromSsize_t(o->items[i]);
+        } else {
+            item = PyTuple_New(width);
+            if (item != NULL) {
+                for (int k = 0; k < width; k++) {
+                    PyObject *v = PyLong_FromSsize_t(o->items[i * width + k]);
+                    if (v == NULL) {
+                        Py_CLEAR(item);
+                        break;
+                    }
+                    PyTuple_SET_ITEM(item, k, v);
+                }
+            }
+        }
+        if (item == NULL) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyList_SET_ITEM(out, i, item);
+    }
+done:
+    free(o->items);
+    o->items = NULL;
+    return out;
+}
+
+/* Clamp [start, end) to [0, n) the way slicing does. */
+static void clamp(Py_ssize_t n, Py_ssize_t *start, Py_ssize_t *end) {
+    if (*start < 0) {
+        *start += n;
+        if (*start < 0)
+            *start = 0;
+    }
+    if (*end < 0) {
+        *end += n;
+        if (*end < 0)
+            *end = 0;
+    }
+    if (*end > n)
+        *end = n;
+    if (*start > n)
+        *start = n;
+}
+
+#ifdef KB_SSE2
+/* A bit per byte of the 16 at p: set where the byte is a hex digit (either case). */
+static inline int hex_mask(const unsigned char *p) {
+    __m128i v = _mm_loadu_si128((const __m128i *)p);
+    __m128i digit = _mm_sub_epi8(v, _mm_set1_epi8('0'));
+    __m128i is_digit = _mm_cmpeq_epi8(_mm_min_epu8(digit, _mm_set1_epi8(9)), digit);
+    __m128i letter = _mm_sub_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)), _mm_set1_epi8('a'));
+    __m128i is_letter = _mm_cmpeq_epi8(_mm_min_epu8(letter, _mm_set1_epi8(5)), letter);
+    return _mm_movemask_epi8(_mm_or_si128(is_digit, is_letter));
+}
+#endif
+
+/* Runs of at least DIGEST_LENGTH hex digits, pushed as (start, end) pairs.
+ *
+ * Any such run holds three whole 16-byte steps of a stride-16 walk, so the walk only stops at a
+ * step that is all hex; from there the run is measured byte by byte, and the walk resumes at its
+ * end. Ordinary text and binary data rarely hold 16 hex digits in a row. */
+static void scan_hex_runs(const unsigned char *d, Py_ssize_t n, Offsets *out) {
+    Py_ssize_t i = 0;
+    while (i < n) {
+        int whole;
+#ifdef KB_SSE2
+        if (n - i >= 16) {
+            whole = hex_mask(d + i) == 0xFFFF;
+        } else
+#endif
+        {
+            Py_ssize_t stop = n - i >= 16 ? i + 16 : n;
+            whole = stop - i == 16;
+            for (Py_ssize_t k = i; k < stop && whole; k++)
+                whole = HEX[d[k]];
+            if (stop - i < 16) {
+                /* The tail: a run reaching the end was already seen from its whole steps, or
+                 * is shorter than a digest. */
+                break;
+            }
+        }
+        if (!whole) {
+            i += 16;
+            continue;
+        }
+        Py_ssize_t s = i, e = i + 16;
+        while (s > 0 && HEX[d[s - 1]])
+            s--;
+        while (e < n && HEX[d[e]])
+            e++;
+        if (e - s >= DIGEST_LENGTH) {
+            offsets_push(out, s);
+            offsets_push(out, e);
+        }
+        i = e;
+    }
+}
+
+static PyObject *hex_runs(PyObject *self, PyObject *arg) {
+    (void)self;
+    Py_buffer view;
+    Offsets out = {0};
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    scan_hex_runs((const unsigned char *)view.buf, view.len, &out);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    return offsets_list(&out, 2);
+}
+
+/* Occurrences of each needle that start in data[start:stop): for each needle apart, the
+ * non-overlapping ones found from the left, as ``data.count(needle, start, stop + len(needle) -
+ * 1)`` counts them.
+ *
+ * All needles are counted in one walk. The first two bytes of every needle are compared 16
+ * positions at a time; the few positions where some needle's first two bytes stand are compared
+ * whole. A one-byte needle is found by its byte alone. */
+typedef struct {
+    const unsigned char *bytes[MAX_NEEDLES];
+    Py_ssize_t lens[MAX_NEEDLES];
+    Py_ssize_t next[MAX_NEEDLES]; /* where a needle's next occurrence may start (no overlaps) */
+    Py_ssize_t found[MAX_NEEDLES];
+    int count;
+} Needles;
+
+static inline void count_at(const unsigned char *d, Py_ssize_t n, Py_ssize_t i, Needles *w) {
+    for (int k = 0; k < w->count; k++) {
+        Py_ssize_t len = w->lens[k];
+        if (i >= w->next[k] && len <= n - i && d[i] == w->bytes[k][0] && memcmp(d + i, w->bytes[k], (size_t)len) == 0) {
+            w->found[k]++;
+            w->next[k] = i + len;
+        }
+    }
+}
+
+static void scan_needles(const unsigned char *d, Py_ssize_t n, Py_ssize_t start, Py_ssize_t stop, Needles *w) {
+    Py_ssize_t i = start;
+#ifdef KB_SSE2
+    __m128i first[MAX_NEEDLES], second[MAX_NEEDLES];
+    int two[MAX_NEEDLES];
+    for (int k = 0; k < w->count; k++) {
+        first[k] = _mm_set1_epi8((char)w->bytes[k][0]);
+        two[k] = w->lens[k] > 1;
+        second[k] = _mm_set1_epi8((char)(two[k] ? w->bytes[k][1] : 0));
+    }
+    for (; i + 16 <= stop && i + 17 <= n; i += 16) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(d + i));
+        __m128i b = _mm_loadu_si128((const __m128i *)(d + i + 1));
+        __m128i hit = _mm_setzero_si128();
+        for (int k = 0; k < w->count; k++) {
+            __m128i m = _mm_cmpeq_epi8(a, first[k]);
+            if (two[k])
+                m = _mm_and_si128(m, _mm_cmpeq_epi8(b, second[k]));
+            hit = _mm_or_si128(hit, m);
+        }
+        int mask = _mm_movemask_epi8(hit);
+        while (mask) {
+            count_at(d, n, i + __builtin_ctz(mask), w);
+            mask &= mask - 1;
+        }
+    }
+#endif
+    for (; i < stop; i++)
+        count_at(d, n, i, w);
+}
+
+static PyObject *count_starts(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_buffer view;
+    Needles w = {0};
+    Py_ssize_t start, stop;
+    (void)self;
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "count_starts(data, needles, start, stop)");
+        return NULL;
+    }
+    /* A tuple, not any sequence: the walk runs without the GIL and keeps pointers into the
+     * needles, which a list could drop under it. */
+    if (!PyTuple_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "needles must be a tuple of bytes");
+        return NULL;
+    }
+    Py_ssize_t many = PyTuple_GET_SIZE(args[1]);
+    if (many > MAX_NEEDLES) {
+        PyErr_Format(PyExc_ValueError, "at most %d needles", MAX_NEEDLES);
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k < many; k++) {
+        PyObject *item = PyTuple_GET_ITEM(args[1], k);
+        if (!PyBytes_Check(item) || PyBytes_GET_SIZE(item) == 0) {
+            PyErr_SetString(PyExc_ValueError, "each needle must be non-empty bytes");
+            return NULL;
+        }
+        w.bytes[k] = (const unsigned char *)PyBytes_AS_STRING(item);
+        w.lens[k] = PyBytes_GET_SIZE(item);
+    }
+    w.count = (int)many;
+    if ((start = PyLong_AsSsize_t(args[2])) == -1 && PyErr_Occurred())
+        return NULL;
+    if ((stop = PyLong_AsSsize_t(args[3])) == -1 && PyErr_Occurred())
+        return NULL;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    clamp(view.len, &start, &stop);
+    for (int k = 0; k < w.count; k++)
+        w.next[k] = start;
+    Py_BEGIN_ALLOW_THREADS
+    scan_needles((const unsigned char *)view.buf, view.len, start, stop, &w);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    PyObject *out = PyList_New(w.count);
+    if (out == NULL)
+        return NULL;
+    for (int k = 0; k < w.count; k++) {
+        PyObject *v = PyLong_FromSsize_t(w.found[k]);
+        if (v == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, k, v);
+    }
+    return out;
+}
+
+/* True when the bytes after an '@' at d[at] start a domain: labels of [A-Za-z0-9-], separated
+ * by single dots, and a dot followed by two letters somewhere after the first label. This is
+ * exactly when ``@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}`` matches at ``at``. */
+static int domain_after(const unsigned char *d, Py_ssize_t n, Py_ssize_t at) {
+    Py_ssize_t i = at + 1;
+    if (i >= n || !LABEL[d[i]])
+        return 0;
+    for (;;) {
+        while (i < n && LABEL[d[i]])
+            i++;
+        if (i >= n || d[i] != '.')
+            return 0;
+        /* A dot that ends a non-empty label: two letters after it end the match. */
+        if (i + 2 < n && ALPHA[d[i + 1]] && ALPHA[d[i + 2]])
+            return 1;
+        if (i + 1 >= n || !LABEL[d[i + 1]])
+            return 0;
+        i++;
+    }
+}
+
+static PyObject *email_ats(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    Py_buffer view;
+    Offsets out = {0};
+    Py_ssize_t start = 0, end = PY_SSIZE_T_MAX;
+    if (nargs < 1 || nargs > 3) {
+        PyErr_SetString(PyExc_TypeError, "email_ats(data[, start[, end]])");
+        return NULL;
+    }
+    if (nargs > 1 && (start = PyLong_AsSsize_t(args[1])) == -1 && PyErr_Occurred())
+        return NULL;
+    if (nargs > 2 && (end = PyLong_AsSsize_t(args[2])) == -1 && PyErr_Occurred())
+        return NULL;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    clamp(view.len, &start, &end);
+    Py_BEGIN_ALLOW_THREADS
+    const unsigned char *d = (const unsigned char *)view.buf;
+    Py_ssize_t i = start;
+    while (i < end) {
+        const unsigned char *at = memchr(d + i, '@', (size_t)(end - i));
+        if (at == NULL)
+            break;
+        i = at - d;
+        if (domain_after(d, view.len, i))
+            offsets_push(&out, i);
+        i++;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    return offsets_list(&out, 1);
+}
+
+static PyMethodDef methods[] = {
+    {"hex_runs", hex_runs, METH_O, "(start, end) of every run of at least 64 hex digits, in order."},
+    {"count_starts", (PyCFunction)(void (*)(void))count_starts, METH_FASTCALL,
+     "For each needle, its non-overlapping occurrences that start in data[start:stop]."},
+    {"email_ats", (PyCFunction)(void (*)(void))email_ats, METH_FASTCALL,
+     "Offsets of each '@' in data[start:end] that a domain follows (see kitbuild.speedups)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "kitbuild._speedups", NULL, -1, methods, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__speedups(void) {
+    init_tables();
+    return PyModule_Create(&module);
+}

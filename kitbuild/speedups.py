@@ -1,0 +1,81 @@
+"""The byte scans on the hot path, compiled where a C compiler was at hand when kitbuild was installed.
+
+Each function has a pure-Python twin here that gives the same answer, and tests hold the two to
+it (``tests/speedups_test.py``); the compiled module (``kitbuild/_speedups.c``) only makes the
+answer cheaper. An install without a C compiler runs the twins: slower, never different.
+
+``KITBUILD_PURE_PYTHON=1`` in the environment makes kitbuild use the twins even where the
+compiled module exists (to compare the two, or to rule the C code out of a problem).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Callable
+
+DIGEST_LENGTH = 64
+MAX_NEEDLES = 16
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+_TABLE = bytes(0x78 if i in _HEX else 0x20 for i in range(256))
+_RUN = b"x" * DIGEST_LENGTH
+# What follows the '@' of every e-mail address a leak shape matches (see kitbuild.leaks).
+EMAIL_DOMAIN = re.compile(rb"@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
+
+
+def py_hex_runs(data: bytes) -> list[tuple[int, int]]:
+    """(start, end) of every run of at least 64 hex digits, in order.
+
+    One ``bytes.translate`` maps every hex digit to ``x`` and everything else to a space, and
+    ``bytes.find`` jumps from one run of 64 ``x`` to the next.
+    """
+    mask = data.translate(_TABLE)
+    runs: list[tuple[int, int]] = []
+    pos = 0
+    while True:
+        start = mask.find(_RUN, pos)
+        if start < 0:
+            return runs
+        end = mask.find(b" ", start + DIGEST_LENGTH)
+        if end < 0:
+            end = len(mask)
+        runs.append((start, end))
+        pos = end
+
+
+def py_count_starts(data: bytes, needles: tuple[bytes, ...], start: int, stop: int) -> list[int]:
+    """For each needle apart, its non-overlapping occurrences (found from the left) that start in ``data[start:stop]``."""
+    if len(needles) > MAX_NEEDLES:
+        raise ValueError(f"at most {MAX_NEEDLES} needles")
+    lo, hi, _ = slice(start, stop).indices(len(data))
+    if hi <= lo:
+        return [0] * len(needles)
+    return [data.count(n, lo, hi + len(n) - 1) for n in needles]
+
+
+def py_email_ats(data: bytes, start: int, end: int) -> list[int]:
+    """Offsets of each '@' in ``data[start:end]`` that :data:`EMAIL_DOMAIN` matches at (it may run past ``end``)."""
+    lo, hi, _ = slice(start, end).indices(len(data))
+    out = []
+    for m in EMAIL_DOMAIN.finditer(data, lo):
+        if m.start() >= hi:
+            break
+        out.append(m.start())
+    return out
+
+
+hex_runs: Callable[[bytes], list[tuple[int, int]]] = py_hex_runs
+count_starts: Callable[[bytes, tuple[bytes, ...], int, int], list[int]] = py_count_starts
+email_ats: Callable[[bytes, int, int], list[int]] = py_email_ats
+COMPILED = False
+
+if not os.environ.get("KITBUILD_PURE_PYTHON"):
+    try:
+        from kitbuild import _speedups
+    except ImportError:  # installed without a C compiler: the twins serve
+        pass
+    else:
+        hex_runs = _speedups.hex_runs
+        count_starts = _speedups.count_starts
+        email_ats = _speedups.email_ats
+        COMPILED = True
