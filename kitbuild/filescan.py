@@ -48,7 +48,7 @@ from kitbuild.literals import LiteralFinder
 from kitbuild.progress import SILENT, Progress
 from kitbuild.rewrite import format_of
 from kitbuild.schema import key_path
-from kitbuild.speedups import MAX_NEEDLES, count_starts, email_ats
+from kitbuild.speedups import MAX_NEEDLES, Data, count_starts, email_ats
 
 BLOCK_SIZE = 1 << 20
 PAIR_PARSE_LIMIT = 16 << 20
@@ -141,7 +141,7 @@ class _Counter:
         fast = _overlap_free(needles) and all(len(n) <= _MARGIN for n in needles)
         self.finder = None if fast or not needles else LiteralFinder(needles)
 
-    def count(self, window: bytes, lo: int, safe: int, resume: int) -> tuple[int, int]:
+    def count(self, window: Data, lo: int, safe: int, resume: int) -> tuple[int, int]:
         """Occurrences that start in ``window[lo:safe]``, and where the next search resumes."""
         if self.finder is None:
             return sum(window.count(n, lo, safe + len(n) - 1) for n in self.needles), resume
@@ -199,7 +199,7 @@ def _compiled(plan: ScanPlan) -> _Compiled:
 # -- leaks ----------------------------------------------------------------------------------------
 
 
-def _emails(pattern: re.Pattern[bytes], window: bytes, lo: int, safe: int) -> Iterator[tuple[int, int]]:
+def _emails(pattern: re.Pattern[bytes], window: Data, lo: int, safe: int) -> Iterator[tuple[int, int]]:
     """(start, end) of e-mail addresses starting in ``window[lo:safe]``, found from their '@'.
 
     The same match the leak gate's anchor search makes: the local part is read back from the
@@ -219,7 +219,7 @@ def _emails(pattern: re.Pattern[bytes], window: bytes, lo: int, safe: int) -> It
             yield m.start(), m.end()
 
 
-def _allowed(allow: tuple[bytes, ...], window: bytes, start: int, end: int) -> bool:
+def _allowed(allow: tuple[bytes, ...], window: Data, start: int, end: int) -> bool:
     """True when an allow entry covers ``window[start:end]`` on its own line."""
     for t in allow:
         pos = window.find(t, max(0, end - len(t)), start + len(t))
@@ -293,13 +293,13 @@ class _Pairs:
         self.compiled = compiled
         self.scan = scan
         # A JSON document, or an NDJSON record that runs past the settled part of a window.
-        self.parts: list[bytes] | None = None if ndjson else []
+        self.parts: list[Data] | None = None if ndjson else []
         self.start = 0  # absolute offset of the open record
         self.size = 0
         self.over = False
         self.has_digest = False
 
-    def _parse(self, data: bytes, offset: int | None) -> None:
+    def _parse(self, data: Data, offset: int | None) -> None:
         try:
             document = orjson.loads(data)
         except orjson.JSONDecodeError:
@@ -315,7 +315,7 @@ class _Pairs:
             else:
                 seen[0] += 1
 
-    def _grow(self, piece: bytes) -> None:
+    def _grow(self, piece: Data) -> None:
         assert self.parts is not None
         if self.over:
             return
@@ -334,12 +334,12 @@ class _Pairs:
         self.parts = None if self.ndjson else []
         self.size, self.over, self.has_digest = 0, False, False
 
-    def block(self, block: bytes) -> None:
+    def block(self, block: bytes | memoryview) -> None:
         """A JSON document is kept whole (up to the limit) until the end: it is one record."""
         if not self.ndjson:
-            self._grow(block)
+            self._grow(bytes(block))  # a copy: the block's buffer is read into again
 
-    def settle(self, window: bytes, lo: int, safe: int, base: int, runs: list[int], final: bool) -> None:
+    def settle(self, window: Data, lo: int, safe: int, base: int, runs: list[int], final: bool) -> None:
         """Take the settled part ``window[lo:safe]`` (at absolute ``base``) and the digest starts in it."""
         if not self.ndjson:
             self.has_digest = self.has_digest or bool(runs)
@@ -410,7 +410,7 @@ class _PageCompare:
         self.tail = b""
         self.diff: tuple[int, str, str] | None = None
 
-    def feed(self, block: bytes) -> None:
+    def feed(self, block: bytes | memoryview) -> None:
         if self.diff is None:
             want = self.expected[self.offset : self.offset + len(block)]
             if want != block:
@@ -451,14 +451,25 @@ class _Scanner:
         self.counts = [0] * len(self.c.counters) if self.record else []
         self.resume = [0] * len(self.counts)
         self.raw: dict[bytes, list[int]] = {}
-        self.carry = b""
-        self.lookback = b""
-        self.start = 0  # absolute offset of carry[0]
+        # The look-back context and the unsettled carry, then each new block appended: one
+        # buffer whose allocation is reused block after block (a new window per block would
+        # cost a copy of it and fresh pages from the kernel).
+        self.held = bytearray()
+        self.lb = 0  # how much of ``held`` is look-back, already settled
+        self.start = 0  # absolute offset of held[0]
 
-    def feed(self, block: bytes, final: bool) -> None:
-        lb = len(self.lookback)
-        window = self.lookback + self.carry + block if (lb or self.carry) else block
-        base = self.start - lb
+    def feed(self, block: bytes | memoryview, final: bool) -> None:
+        held = self.held
+        if held:
+            held += block
+            window: Data = held
+        elif isinstance(block, bytes):
+            window = block  # the first block is searched where it is
+        else:
+            held += block  # a view of a buffer that the next read overwrites
+            window = held
+        lb = self.lb
+        base = self.start
         n = len(window)
         if final:
             safe = n
@@ -469,11 +480,15 @@ class _Scanner:
                 safe = max(lb, cut)
         if safe > lb or final:
             self._settle(window, lb, safe, base, final)
-        self.carry = window[safe:]
-        self.lookback = window[max(0, safe - _LOOKBACK) : safe]
-        self.start = base + safe
+        drop = max(0, safe - _LOOKBACK)
+        if window is held:
+            del held[:drop]  # from the front of a bytearray: no copy, the start just moves
+        else:
+            held += memoryview(window)[drop:]
+        self.lb = safe - drop
+        self.start = base + drop
 
-    def _settle(self, window: bytes, lb: int, safe: int, base: int, final: bool) -> None:
+    def _settle(self, window: Data, lb: int, safe: int, base: int, final: bool) -> None:
         c = self.c
         scan = self.scan
         if self.record:
@@ -485,9 +500,10 @@ class _Scanner:
                 if s >= safe:
                     break
                 starts.append(s)
-                seen = raw.get(window[s:e])
+                key = bytes(window[s:e])
+                seen = raw.get(key)
                 if seen is None:
-                    raw[window[s:e]] = [1, base + s]
+                    raw[key] = [1, base + s]
                 else:
                     seen[0] += 1
             counts = self.counts
@@ -528,25 +544,19 @@ class _Scanner:
         return scan
 
 
-def _ahead(blocks: Iterable[bytes]) -> Iterator[tuple[bytes, bool]]:
-    """Each block, and whether it is the last."""
-    it = iter(blocks)
-    block = next(it, b"")
-    for after in it:
-        if after:
-            yield block, False
-            block = after
-    yield block, True
-
-
-def scan_blocks(path: str, blocks: Iterable[bytes], plan: ScanPlan) -> FileScan:
-    """Scan a file given as a sequence of byte blocks."""
+def scan_blocks(path: str, blocks: Iterable[bytes | memoryview], plan: ScanPlan) -> FileScan:
+    """Scan a file given as a sequence of byte blocks (a block may be a view of a buffer that the
+    next block overwrites: nothing keeps one past its turn)."""
     scanner = _Scanner(path, plan)
     page = _PageCompare(plan.expect[path]) if path in plan.expect else None
     pairs = scanner.pairs
     digest = hashlib.sha256()
     size = 0
-    pieces = ((blocks[0], True),) if isinstance(blocks, tuple) and len(blocks) == 1 else _ahead(blocks)
+    pieces: Iterable[tuple[bytes | memoryview, bool]]
+    if isinstance(blocks, tuple) and len(blocks) == 1:
+        pieces = ((blocks[0], True),)  # the whole file: settled in one step
+    else:
+        pieces = itertools.chain(((block, False) for block in blocks), ((b"", True),))
     for block, final in pieces:
         digest.update(block)
         size += len(block)
@@ -564,20 +574,40 @@ def scan_blocks(path: str, blocks: Iterable[bytes], plan: ScanPlan) -> FileScan:
     return scan
 
 
-def _reader(stream: BinaryIO) -> Callable[[int], bytes]:
-    # A file just opened has nothing in its buffer yet: reading the file itself spares a copy
-    # through the buffer (only a plain file's: an archive member's stream is not the archive's).
+def _fileno(stream: BinaryIO) -> int | None:
+    """The descriptor of a plain file just opened (None for an archive member's stream).
+
+    Reading the file itself spares a copy through the stream's buffer, which holds nothing yet.
+    """
     if isinstance(stream, io.BufferedReader) and type(stream.raw) is io.FileIO:
-        return functools.partial(os.read, stream.raw.fileno())
-    return stream.read
+        return stream.raw.fileno()
+    return None
 
 
 def _blocks(stream: BinaryIO, size: int, tick: Callable[[int], None] | None = None) -> Iterator[bytes]:
-    read = _reader(stream)
+    fd = _fileno(stream)
+    read = stream.read if fd is None else functools.partial(os.read, fd)
     while block := read(size):
         if tick is not None:
             tick(len(block))
         yield block
+
+
+_STAGE: bytearray | None = None
+
+
+def _read_into(fd: int, size: int, tick: Callable[[int], None] | None) -> Iterator[memoryview]:
+    """Blocks of a plain file, each read into one buffer that this process reuses for every
+    file: no allocation and no fresh pages per block."""
+    global _STAGE
+    if _STAGE is None or len(_STAGE) != size:
+        _STAGE = bytearray(size)
+    stage = _STAGE
+    view = memoryview(stage)
+    while n := os.readv(fd, [stage]):
+        if tick is not None:
+            tick(n)
+        yield view[:n]
 
 
 def scan_file(kit: KitFS, path: str, plan: ScanPlan, tick: Callable[[int], None] | None = None) -> FileScan:
@@ -591,15 +621,21 @@ def scan_file(kit: KitFS, path: str, plan: ScanPlan, tick: Callable[[int], None]
         return FileScan(path, error=exc)
     try:
         with stream:
-            read = _reader(stream)
-            first = read(plan.block_size)
-            second = read(plan.block_size) if first else b""
-            if tick is not None:
-                tick(len(first) + len(second))
-            if not second:
-                # Most kit files fit one block: no generator, no window to carry.
-                return scan_blocks(path, (first,), plan)
-            return scan_blocks(path, itertools.chain((first, second), _blocks(stream, plan.block_size, tick)), plan)
+            fd = _fileno(stream)
+            if fd is None:
+                return scan_blocks(path, _blocks(stream, plan.block_size, tick), plan)
+            size = os.fstat(fd).st_size
+            head: tuple[bytes, ...] = ()
+            if size < plan.block_size:
+                # Most kit files fit one block: one read of exactly their size (and one byte
+                # more, which a plain file returns only if it grew), no window to carry.
+                data = os.read(fd, size + 1)
+                if tick is not None:
+                    tick(len(data))
+                if len(data) <= size:
+                    return scan_blocks(path, (data,), plan)
+                head = (data,)
+            return scan_blocks(path, itertools.chain(head, _read_into(fd, plan.block_size, tick)), plan)
     except OSError as exc:
         return FileScan(path, error=MemberError(path, f"cannot be read ({exc.strerror})", "unreadable"))
 

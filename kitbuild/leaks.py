@@ -15,6 +15,7 @@ from typing import Iterable, Mapping
 
 from kitbuild.digests import hex_runs
 from kitbuild.literals import LiteralFinder
+from kitbuild.speedups import Data
 
 # Shapes of paths that name a person or a machine's private folders, as bytes patterns. Each
 # matches the shape plus its next path component, so an allow entry can pass one folder only.
@@ -90,7 +91,7 @@ class ShapeFinder:
         self._owners = owners
         self._anchors = LiteralFinder(anchors) if anchors else None
 
-    def find(self, data: bytes) -> list[tuple[int, int, int]]:
+    def find(self, data: Data) -> list[tuple[int, int, int]]:
         """(start, end, shape index) of every match, in order."""
         found: set[tuple[int, int, int]] = set()
         if self._anchors is not None:

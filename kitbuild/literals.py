@@ -19,6 +19,8 @@ from typing import Callable, Sequence
 
 import ahocorasick_rs
 
+from kitbuild.speedups import Data
+
 # (start, end, literal index)
 Match = tuple[int, int, int]
 SEPARATE_LITERALS = 8
@@ -56,7 +58,7 @@ class LiteralFinder:
     def __setstate__(self, state: dict[str, object]) -> None:
         self.__init__(state["literals"], state["boundary"])  # type: ignore[misc]
 
-    def find(self, data: bytes, lo: int = 0, hi: int | None = None) -> list[Match]:
+    def find(self, data: Data, lo: int = 0, hi: int | None = None) -> list[Match]:
         """Matches in ``data``; the boundary check sees ``lo``..``hi`` as the region's edges."""
         if hi is None:
             hi = len(data)
@@ -69,6 +71,9 @@ class LiteralFinder:
         check = self.boundary
         if check is None:
             return [(lo + s, lo + e, i) for i, s, e in found]
+        # Boundaries belong to rewrite rules, whose chunks are bytes; only boundary-free finders
+        # search a scan's bytearray window.
+        assert isinstance(data, bytes) and not isinstance(view, bytearray)
         out = []
         for i, s, e in found:
             s += lo
@@ -78,7 +83,7 @@ class LiteralFinder:
             out.append((s, e, i))
         return out
 
-    def _merged(self, view: bytes | memoryview, lo: int) -> list[Match]:
+    def _merged(self, view: Data | memoryview, lo: int) -> list[Match]:
         """Leftmost-longest hits from one search per literal."""
         hits = [(lo + s, lo + e, i) for i, single in enumerate(self._singles or []) for _, s, e in single.find_matches_as_indexes(view)]
         if not hits:

@@ -14,6 +14,8 @@ import os
 import re
 from typing import Callable
 
+# Bytes a scan searches: a file's block, or the window a streaming scan keeps in a bytearray.
+Data = bytes | bytearray
 DIGEST_LENGTH = 64
 MAX_NEEDLES = 16
 _HEX = frozenset(b"0123456789abcdefABCDEF")
@@ -23,7 +25,7 @@ _RUN = b"x" * DIGEST_LENGTH
 EMAIL_DOMAIN = re.compile(rb"@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
 
 
-def py_hex_runs(data: bytes) -> list[tuple[int, int]]:
+def py_hex_runs(data: Data) -> list[tuple[int, int]]:
     """(start, end) of every run of at least 64 hex digits, in order.
 
     One ``bytes.translate`` maps every hex digit to ``x`` and everything else to a space, and
@@ -43,7 +45,7 @@ def py_hex_runs(data: bytes) -> list[tuple[int, int]]:
         pos = end
 
 
-def py_count_starts(data: bytes, needles: tuple[bytes, ...], start: int, stop: int) -> list[int]:
+def py_count_starts(data: Data, needles: tuple[bytes, ...], start: int, stop: int) -> list[int]:
     """For each needle apart, its non-overlapping occurrences (found from the left) that start in ``data[start:stop]``."""
     if len(needles) > MAX_NEEDLES:
         raise ValueError(f"at most {MAX_NEEDLES} needles")
@@ -53,7 +55,7 @@ def py_count_starts(data: bytes, needles: tuple[bytes, ...], start: int, stop: i
     return [data.count(n, lo, hi + len(n) - 1) for n in needles]
 
 
-def py_email_ats(data: bytes, start: int, end: int) -> list[int]:
+def py_email_ats(data: Data, start: int, end: int) -> list[int]:
     """Offsets of each '@' in ``data[start:end]`` that :data:`EMAIL_DOMAIN` matches at (it may run past ``end``)."""
     lo, hi, _ = slice(start, end).indices(len(data))
     out = []
@@ -64,9 +66,9 @@ def py_email_ats(data: bytes, start: int, end: int) -> list[int]:
     return out
 
 
-hex_runs: Callable[[bytes], list[tuple[int, int]]] = py_hex_runs
-count_starts: Callable[[bytes, tuple[bytes, ...], int, int], list[int]] = py_count_starts
-email_ats: Callable[[bytes, int, int], list[int]] = py_email_ats
+hex_runs: Callable[[Data], list[tuple[int, int]]] = py_hex_runs
+count_starts: Callable[[Data, tuple[bytes, ...], int, int], list[int]] = py_count_starts
+email_ats: Callable[[Data, int, int], list[int]] = py_email_ats
 COMPILED = False
 
 if not os.environ.get("KITBUILD_PURE_PYTHON"):
