@@ -28,9 +28,7 @@ prints into lines and columns, reading the file again only when it has a finding
 from __future__ import annotations
 
 import bisect
-import functools
 import hashlib
-import io
 import itertools
 import os
 import re
@@ -574,20 +572,8 @@ def scan_blocks(path: str, blocks: Iterable[bytes | memoryview], plan: ScanPlan)
     return scan
 
 
-def _fileno(stream: BinaryIO) -> int | None:
-    """The descriptor of a plain file just opened (None for an archive member's stream).
-
-    Reading the file itself spares a copy through the stream's buffer, which holds nothing yet.
-    """
-    if isinstance(stream, io.BufferedReader) and type(stream.raw) is io.FileIO:
-        return stream.raw.fileno()
-    return None
-
-
 def _blocks(stream: BinaryIO, size: int, tick: Callable[[int], None] | None = None) -> Iterator[bytes]:
-    fd = _fileno(stream)
-    read = stream.read if fd is None else functools.partial(os.read, fd)
-    while block := read(size):
+    while block := stream.read(size):
         if tick is not None:
             tick(len(block))
         yield block
@@ -616,28 +602,39 @@ def scan_file(kit: KitFS, path: str, plan: ScanPlan, tick: Callable[[int], None]
     ``tick`` is called with each block's size as it is read (a progress bar's bytes).
     """
     try:
-        stream = kit.open(path)
+        fd = kit.open_fd(path)
+        if fd is None:
+            with kit.open(path) as stream:
+                return scan_blocks(path, _blocks(stream, plan.block_size, tick), plan)
     except MemberError as exc:
         return FileScan(path, error=exc)
-    try:
-        with stream:
-            fd = _fileno(stream)
-            if fd is None:
-                return scan_blocks(path, _blocks(stream, plan.block_size, tick), plan)
-            size = os.fstat(fd).st_size
-            head: tuple[bytes, ...] = ()
-            if size < plan.block_size:
-                # Most kit files fit one block: one read of exactly their size (and one byte
-                # more, which a plain file returns only if it grew), no window to carry.
-                data = os.read(fd, size + 1)
-                if tick is not None:
-                    tick(len(data))
-                if len(data) <= size:
-                    return scan_blocks(path, (data,), plan)
-                head = (data,)
-            return scan_blocks(path, itertools.chain(head, _read_into(fd, plan.block_size, tick)), plan)
     except OSError as exc:
-        return FileScan(path, error=MemberError(path, f"cannot be read ({exc.strerror})", "unreadable"))
+        return _unreadable(path, exc)
+    try:
+        return _scan_fd(path, fd, plan, tick)
+    except OSError as exc:
+        return _unreadable(path, exc)
+    finally:
+        os.close(fd)
+
+
+def _unreadable(path: str, exc: OSError) -> FileScan:
+    return FileScan(path, error=MemberError(path, f"cannot be read ({exc.strerror})", "unreadable"))
+
+
+def _scan_fd(path: str, fd: int, plan: ScanPlan, tick: Callable[[int], None] | None) -> FileScan:
+    size = os.fstat(fd).st_size
+    head: tuple[bytes, ...] = ()
+    if size < plan.block_size:
+        # Most kit files fit one block: one read of exactly their size (and one byte more,
+        # which a plain file returns only if it grew), no window to carry.
+        data = os.read(fd, size + 1)
+        if tick is not None:
+            tick(len(data))
+        if len(data) <= size:
+            return scan_blocks(path, (data,), plan)
+        head = (data,)
+    return scan_blocks(path, itertools.chain(head, _read_into(fd, plan.block_size, tick)), plan)
 
 
 def scan_bytes(path: str, data: bytes, plan: ScanPlan) -> FileScan:
@@ -780,9 +777,12 @@ def scan_files(kit: KitFS, paths: Sequence[str], sizes: Sequence[int], plan: Sca
     serial = jobs <= 1 or len(paths) < 2 or kit.sequential or len(paths) * _FILE_S + sum(sizes) * _BYTE_S < _SERIAL_BELOW_S
     out: dict[str, FileScan] = {}
     if serial:
-        for p in paths:
-            out[p] = _compact(scan_file(kit, p, plan, lambda n: progress.advance(size=n)))
-            progress.advance(files=1)
+        try:
+            for p in paths:
+                out[p] = _compact(scan_file(kit, p, plan, lambda n: progress.advance(size=n)))
+                progress.advance(files=1)
+        finally:
+            kit.close()  # the folders scan_file kept open
         return out
     runs = chunks(paths, sizes, jobs)
     own = {p: p for p in paths}

@@ -107,6 +107,14 @@ class KitFS(ABC):
     def open(self, path: str) -> BinaryIO:
         """A binary stream of the regular file at kit path ``path``; raises :class:`MemberError`."""
 
+    def open_fd(self, path: str) -> int | None:
+        """A raw descriptor of the regular file at ``path`` (the caller closes it), or None when
+        this reader has none to give (an archive member): use :meth:`open` then."""
+        return None
+
+    def close(self) -> None:
+        """Let go of what the reader holds open between calls."""
+
     def read(self, path: str, limit: int | None = None) -> bytes:
         """The bytes of ``path`` (at most ``limit``; more raises :class:`MemberError`)."""
         with self.open(path) as stream:
@@ -166,6 +174,66 @@ class FolderKit(KitFS):
         if os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW"):
             return self._open_at(path, parts)
         return self._open_checked(path, parts)
+
+    # At most this many folders are kept open for open_fd (far below any descriptor limit).
+    _HELD_DIRS = 256
+
+    def __getstate__(self) -> dict[str, object]:
+        state = dict(self.__dict__)
+        state.pop("_dirs", None)  # descriptors belong to this process
+        return state
+
+    def open_fd(self, path: str) -> int | None:
+        """A descriptor of the regular file at ``path``, opened relative to its folder's.
+
+        The same refusals as :meth:`open`; the folders on the way are opened once each (without
+        following links) and kept, so a kit of 100,000 files costs one open per file, not one per
+        path part.
+        """
+        if not (os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW")):
+            return None
+        why = refusal(path)
+        if why:
+            raise MemberError(path, why, "refused")
+        folder, _, name = path.rpartition("/")
+        parent = self._dir_fd(path, folder)
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+        try:
+            fd = os.open(name, flags, dir_fd=parent)
+        except OSError as exc:
+            raise self._refused(path, path, exc) from None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise MemberError(path, "is not a regular file", "special")
+        except BaseException:
+            os.close(fd)
+            raise
+        # O_NONBLOCK kept a FIFO from blocking the open; a regular file reads the same with it.
+        return fd
+
+    def _dir_fd(self, path: str, folder: str) -> int:
+        dirs: dict[str, int] = self.__dict__.setdefault("_dirs", {})
+        held = dirs.get(folder)
+        if held is not None:
+            return held
+        if len(dirs) >= self._HELD_DIRS:
+            self.close()
+        flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+        if not folder:
+            fd = os.open(self.root, flags)
+        else:
+            above, _, part = folder.rpartition("/")
+            parent = self._dir_fd(path, above)
+            try:
+                fd = os.open(part, flags | os.O_NOFOLLOW, dir_fd=parent)
+            except OSError as exc:
+                raise self._refused(path, folder, exc) from None
+        dirs[folder] = fd
+        return fd
+
+    def close(self) -> None:
+        for fd in self.__dict__.pop("_dirs", {}).values():
+            os.close(fd)
 
     def _open_at(self, path: str, parts: list[str]) -> BinaryIO:
         nofollow = os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)

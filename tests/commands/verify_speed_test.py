@@ -7,6 +7,7 @@ of every record for the pairs. No timings here: the speed lives in bench/.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 from pathlib import Path
@@ -118,6 +119,33 @@ def test_any_block_size_gives_the_scan_of_the_whole(parts: list[bytes], size: in
     assert whole.placeholders == [data.count(PLACEHOLDER.encode())]
     assert whole.words == [_reference_count(forms, data) for forms in PLAN.words]
     assert [(leak.code, leak.offset) for leak in whole.leaks] == _reference_leaks(data)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=120), st.sampled_from([7, 64, 100, 4096]), st.sampled_from(["r.ndjson", "r.json"]))
+def test_a_file_read_into_the_reused_buffer_gives_the_scan_of_the_whole(tmp_path_factory: pytest.TempPathFactory, parts: list[bytes], size: int, path: str) -> None:
+    # scan_file reads a file larger than a block into one buffer that each read overwrites: a
+    # block kept past its turn (a JSON document's parts, a window) would read the next block's bytes.
+    data = b"".join(parts)
+    folder = tmp_path_factory.mktemp("kit")
+    (folder / path).write_bytes(data)
+    plan = dataclasses.replace(PLAN, block_size=size)
+    read = filescan.scan_file(FolderKit(folder), path, plan)
+    assert read.error is None
+    whole = scan_bytes(path, data, PLAN)
+    assert _summary(read) == _summary(whole)
+    assert (read.pairs, read.pairs_unread) == (whole.pairs, whole.pairs_unread)
+
+
+def test_a_json_document_read_in_blocks_is_parsed_whole(tmp_path: Path) -> None:
+    pad = "x" * 5_000
+    data = orjson.dumps({"pad": pad, "reads": {"path": TARGET, "sha256": DIGEST}, "more": pad})
+    (tmp_path / "r.json").write_bytes(data)
+    for size in (100, 4096, 1 << 20):
+        plan = dataclasses.replace(PLAN, block_size=size)
+        scan = filescan.scan_file(FolderKit(tmp_path), "r.json", plan)
+        assert (scan.pairs, scan.pairs_unread) == ({("reads.sha256", TARGET, DIGEST): [1, None]}, False)
+        assert scan.sha256 == hashlib.sha256(data).hexdigest()
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -132,14 +132,16 @@ def _index_files(kit: Path, change: Callable[[list[dict]], None]) -> None:
 
 def _unreadable(kit: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Root reads any file whatever its mode, so a permission error is simulated at the reader.
-    real = FolderKit.open
+    # Both ways in are refused: a stream (index.json, pages) and a descriptor (the file scan).
+    for name in ("open", "open_fd"):
+        real = getattr(FolderKit, name)
 
-    def refusing(self: FolderKit, path: str):  # type: ignore[no-untyped-def]
-        if path == NOTES:
-            raise MemberError(path, "cannot be read (permission denied)", "unreadable")
-        return real(self, path)
+        def refusing(self: FolderKit, path: str, real=real):  # type: ignore[no-untyped-def]
+            if path == NOTES:
+                raise MemberError(path, "cannot be read (permission denied)", "unreadable")
+            return real(self, path)
 
-    monkeypatch.setattr(FolderKit, "open", refusing)
+        monkeypatch.setattr(FolderKit, name, refusing)
 
 
 def _hostile_template(kit: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -288,10 +290,31 @@ def test_a_symlink_to_etc_passwd_is_a_finding_and_never_read(copy: Path, no_read
     assert f"KB106 {LS}/link.json: is a symlink; a kit holds regular files only, and verify never follows a link" in messages
 
 
-def test_the_reader_refuses_paths_through_a_symlinked_folder(copy: Path) -> None:
+@pytest.mark.parametrize("way", ["open", "open_fd"])
+def test_the_reader_refuses_paths_through_a_symlinked_folder(copy: Path, way: str) -> None:
     (copy / "up").symlink_to("/etc")
+    (copy / LS / "deeper").symlink_to("/etc")
+    kit = FolderKit(copy)
     with pytest.raises(MemberError, match="resolves through the symlink up"):
-        FolderKit(copy).open("up/passwd")
+        getattr(kit, way)("up/passwd")
+    with pytest.raises(MemberError, match=f"resolves through the symlink {LS}/deeper"):
+        getattr(kit, way)(f"{LS}/deeper/passwd")
+    with pytest.raises(MemberError, match="is a symlink|resolves through the symlink"):
+        getattr(kit, way)("up")
+    kit.close()
+
+
+@pytest.mark.parametrize("way", ["open", "open_fd"])
+def test_the_reader_refuses_what_is_not_a_regular_file(copy: Path, way: str) -> None:
+    os.mkfifo(copy / "fifo")
+    kit = FolderKit(copy)
+    with pytest.raises(MemberError, match="is not a regular file"):
+        getattr(kit, way)("fifo")
+    with pytest.raises(MemberError, match="is not a regular file"):
+        getattr(kit, way)(LS)
+    with pytest.raises(MemberError, match="is not in the kit"):
+        getattr(kit, way)("nope/x.json")
+    kit.close()
 
 
 @pytest.mark.parametrize(
