@@ -28,6 +28,9 @@ prints into lines and columns, reading the file again only when it has a finding
 from __future__ import annotations
 
 import bisect
+import contextlib
+import dataclasses
+import gc
 import hashlib
 import itertools
 import os
@@ -110,6 +113,14 @@ class FileScan:
     pairs: dict[tuple[str, str, str], list[Any]] = field(default_factory=dict)
     pairs_unread: bool = False  # a record that prints a digest but is too large or not parseable
     page_diff: tuple[int, str, str] | None = None  # (line, expected line, found line)
+
+    def __reduce__(self) -> tuple[type[FileScan], tuple[Any, ...]]:
+        # Its fields as one tuple: a worker sends 100,000 of these, and pickle's default for
+        # a slotted object (a state dict per object) costs the receiving process several times more.
+        return (FileScan, tuple(getattr(self, f) for f in _FILESCAN_FIELDS))
+
+
+_FILESCAN_FIELDS = tuple(f.name for f in dataclasses.fields(FileScan))
 
 
 # -- what a plan compiles to, once per process ----------------------------------------------------
@@ -437,6 +448,64 @@ def _show(data: bytes) -> str:
     return text + ("…" if len(data) > _DIFF_CONTEXT else "")
 
 
+def _leaks(c: _Compiled, window: Data, lb: int, safe: int, base: int, out: list[Leak]) -> None:
+    """The leak shapes that start in ``window[lb:safe]`` (at absolute ``base``), unless allowed."""
+    found = [(s, e, c.shape_index[i]) for s, e, i in c.shapes.find(window) if lb <= s < safe]
+    if b"@" in window:
+        found.extend((s, e, _EMAIL) for s, e in _emails(c.email, window, lb, safe))
+        found.sort()
+    for s, e, i in found:
+        if not (c.allow and _allowed(c.allow, window, s, e)):
+            code, what, _ = LEAK_SHAPES[i]
+            out.append(Leak(code, base + s, what))
+
+
+def _scan_one(path: str, data: bytes, plan: ScanPlan) -> FileScan:
+    """The scan of a whole file in one block: what :class:`_Scanner` learns, without a window.
+
+    Most kit files are small; for them the scanner's carry, look-back and per-block state cost
+    more than the searches do.
+    """
+    c = _compiled(plan)
+    n = len(data)
+    scan = FileScan(path, n, hashlib.sha256(data).hexdigest())
+    if path in plan.expect:
+        page = _PageCompare(plan.expect[path])
+        page.feed(data)
+        page.close()
+        scan.page_diff = page.diff
+    counts = [0] * len(c.counters)
+    if path in plan.records:
+        starts = []
+        digests = scan.digests
+        for s, e in hex_runs(data):
+            if e - s != DIGEST_LENGTH:
+                continue
+            starts.append(s)
+            key = data[s:e].decode("ascii").lower()
+            seen = digests.get(key)
+            if seen is None:
+                digests[key] = [1, s]
+            else:
+                seen[0] += 1
+        for needles, owners in c.plain:
+            for i, found in zip(owners, count_starts(data, needles, 0, n)):
+                counts[i] += found
+        for i, counter in c.found:
+            counts[i] += counter.count(data, 0, n, 0)[0]
+        fmt = format_of(path) if starts else ""
+        if fmt in ("json", "ndjson"):
+            # Only a file that prints a digest can pair one with a path.
+            pairs = _Pairs(fmt == "ndjson", plan, scan, c)
+            pairs.block(data)
+            pairs.settle(data, 0, n, 0, starts, True)
+            pairs.close()
+    k = len(plan.placeholders)
+    scan.placeholders, scan.words = counts[:k], counts[k:]
+    _leaks(c, data, 0, n, 0, scan.leaks)
+    return scan
+
+
 class _Scanner:
     """The searches of one file, fed block by block (see the module doc for the window)."""
 
@@ -514,14 +583,7 @@ class _Scanner:
                 counts[i] += n
             if self.pairs is not None:
                 self.pairs.settle(window, lb, safe, base, starts, final)
-        found = [(s, e, c.shape_index[i]) for s, e, i in c.shapes.find(window) if lb <= s < safe]
-        if b"@" in window:
-            found.extend((s, e, _EMAIL) for s, e in _emails(c.email, window, lb, safe))
-            found.sort()
-        for s, e, i in found:
-            if not (c.allow and _allowed(c.allow, window, s, e)):
-                code, what, _ = LEAK_SHAPES[i]
-                scan.leaks.append(Leak(code, base + s, what))
+        _leaks(c, window, lb, safe, base, scan.leaks)
 
     def close(self) -> FileScan:
         scan = self.scan
@@ -545,16 +607,14 @@ class _Scanner:
 def scan_blocks(path: str, blocks: Iterable[bytes | memoryview], plan: ScanPlan) -> FileScan:
     """Scan a file given as a sequence of byte blocks (a block may be a view of a buffer that the
     next block overwrites: nothing keeps one past its turn)."""
+    if isinstance(blocks, tuple) and len(blocks) == 1 and isinstance(blocks[0], bytes):
+        return _scan_one(path, blocks[0], plan)  # the whole file at once
     scanner = _Scanner(path, plan)
     page = _PageCompare(plan.expect[path]) if path in plan.expect else None
     pairs = scanner.pairs
     digest = hashlib.sha256()
     size = 0
-    pieces: Iterable[tuple[bytes | memoryview, bool]]
-    if isinstance(blocks, tuple) and len(blocks) == 1:
-        pieces = ((blocks[0], True),)  # the whole file: settled in one step
-    else:
-        pieces = itertools.chain(((block, False) for block in blocks), ((b"", True),))
+    pieces = itertools.chain(((block, False) for block in blocks), ((b"", True),))
     for block, final in pieces:
         digest.update(block)
         size += len(block)
@@ -765,7 +825,8 @@ def _init_worker(kit: KitFS, plan: ScanPlan) -> None:
 def _scan_chunk(paths: list[str]) -> list[FileScan]:
     assert _WORKER is not None
     kit, plan = _WORKER
-    return [scan_file(kit, p, plan) for p in paths]
+    with _no_collector():
+        return [scan_file(kit, p, plan) for p in paths]
 
 
 def scan_files(kit: KitFS, paths: Sequence[str], sizes: Sequence[int], plan: ScanPlan, jobs: int, progress: Progress = SILENT) -> dict[str, FileScan]:
@@ -774,6 +835,24 @@ def scan_files(kit: KitFS, paths: Sequence[str], sizes: Sequence[int], plan: Sca
     ``sizes`` (the files' sizes as listed) only balance the work. ``progress`` is told the files
     and bytes as their scans arrive.
     """
+    with _no_collector():
+        return _scan_files(kit, paths, sizes, plan, jobs, progress)
+
+
+@contextlib.contextmanager
+def _no_collector() -> Iterator[None]:
+    """The cyclic garbage collector paused: scans make no reference cycles, and its passes over a
+    growing dict of 100,000 scans cost a tenth of a large kit's verify."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _scan_files(kit: KitFS, paths: Sequence[str], sizes: Sequence[int], plan: ScanPlan, jobs: int, progress: Progress) -> dict[str, FileScan]:
     serial = jobs <= 1 or len(paths) < 2 or kit.sequential or len(paths) * _FILE_S + sum(sizes) * _BYTE_S < _SERIAL_BELOW_S
     out: dict[str, FileScan] = {}
     if serial:

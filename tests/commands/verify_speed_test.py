@@ -114,6 +114,8 @@ def test_any_block_size_gives_the_scan_of_the_whole(parts: list[bytes], size: in
     data = b"".join(parts)
     whole = scan_bytes(path, data, PLAN)
     assert _summary(scan_blocks(path, _blocks(data, size), PLAN)) == _summary(whole)
+    # A file in one block is scanned without the streaming window: the same scan.
+    assert _summary(scan_blocks(path, (data,), PLAN)) == _summary(whole)
     assert whole.size == len(data) and whole.sha256 == hashlib.sha256(data).hexdigest()
     assert whole.digests == _reference_digests(data)
     assert whole.placeholders == [data.count(PLACEHOLDER.encode())]
