@@ -6,6 +6,8 @@ B  NDJSON record files (1 GiB in 2,000 files at full size), dense with private p
    withheld.
 C  100,000 small JSON files of about 2 KiB: per-file overhead.
 D  one NDJSON file (2 GiB at full size) that needs rewriting: memory must stay flat.
+S  one small record: the start-up every command pays (interpreter, imports, reading the kit's
+   own files), which the ratios above include.
 
 Each workload is a folder with `src/` (the private bench) and one or more kit configs. A
 workload whose sources already exist with the same parameters is reused (`.done` records them);
@@ -200,9 +202,19 @@ def make_d(root: Path, sizes: Sizes) -> Path:
     return folder
 
 
+def make_s(root: Path) -> Path:
+    """One small record: what build and verify cost before any byte is read (start-up)."""
+    folder = root / "S"
+    (folder / "src").mkdir(parents=True, exist_ok=True)
+    (folder / "src" / "row.json").write_text(json.dumps({"qid": "q000000", "route": "gpu-b17"}) + "\n")
+    (folder / "kit.yaml").write_text(_kit_yaml("S", BOX_NAMES))
+    return folder
+
+
 def make_all(root: Path, sizes: Sizes) -> dict[str, Path]:
     root.mkdir(parents=True, exist_ok=True)
     return {
+        "S": make_s(root),
         "A": make_a(root, sizes),
         "B": make_b(root, "B", sizes.b_files, sizes.b_bytes),
         "B-small": make_b(root, "B-small", max(1, sizes.b_files // 4), sizes.b_small_bytes),
