@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from kitbuild.digests import printed_digests
+from kitbuild.digests import DIGEST_LENGTH, PREFIX, hex_runs
 from kitbuild.literals import LiteralFinder
 
 # What may follow a path prefix for it to end at a path boundary: a '/', the end, or a character
@@ -103,6 +103,7 @@ class Matcher:
         self._finder: LiteralFinder | None = None
         self._replacements: list[bytes] = []
         self._substitutions: list[tuple[re.Pattern[bytes], bytes]] | None = None
+        self._withheld_bytes: frozenset[bytes] | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         # Compiled patterns and automatons are rebuilt in each worker process, not pickled.
@@ -112,6 +113,7 @@ class Matcher:
         state["_finder"] = None
         state["_replacements"] = []
         state["_substitutions"] = None
+        state["_withheld_bytes"] = None
         return state
 
     def with_withheld(self, withheld: frozenset[str]) -> "Matcher":
@@ -184,7 +186,7 @@ class Matcher:
         """Every firing in ``data[lo:hi]``: (start, end, replacement), leftmost first.
 
         Literal primitives search with one Aho–Corasick pass (see :mod:`kitbuild.literals`);
-        digests with :func:`kitbuild.digests.printed_digests`; a user's regex with ``re``.
+        digests with :meth:`digest_spans`; a user's regex with ``re``.
         """
         if hi is None:
             hi = len(data)
@@ -204,12 +206,28 @@ class Matcher:
             assert self.placeholder is not None
             placeholder = self.placeholder.encode("utf-8")
             region = data if (lo == 0 and hi == len(data)) else data[lo:hi]
-            return [(lo + s, lo + e, placeholder) for s, e, hexd in printed_digests(region) if hexd in self.withheld]
+            return [(lo + s, lo + e, placeholder) for s, e in self.digest_spans(region)]
         out = []
         for m in self.compiled().finditer(data, lo, hi):
             rep = self.replacement(m)
             if rep is not None:
                 out.append((m.start(), m.end(), rep))
+        return out
+
+    def digest_spans(self, data: bytes) -> list[tuple[int, int]]:
+        """(start, end) of each withheld digest printed in ``data``, ``start`` before a ``sha256:``
+        prefix: what :func:`kitbuild.digests.printed_digests` finds, kept where withheld.
+
+        Records print a digest on nearly every line: each is compared as bytes, lower-cased,
+        against the withheld set encoded once, rather than decoded to a string first.
+        """
+        withheld = self._withheld_bytes
+        if withheld is None:
+            withheld = self._withheld_bytes = frozenset(w.encode("ascii") for w in self.withheld)
+        out = []
+        for start, end in hex_runs(data):
+            if end - start == DIGEST_LENGTH and data[start:end].lower() in withheld:
+                out.append((start - len(PREFIX) if start >= len(PREFIX) and data[start - len(PREFIX) : start] == PREFIX else start, end))
         return out
 
     def replacement(self, match: re.Match[bytes]) -> bytes | None:

@@ -18,6 +18,7 @@ from typing import Sequence
 
 import orjson
 
+from kitbuild.digests import DIGEST_LENGTH, PREFIX
 from kitbuild.errors import UnsafeRewriteError
 from kitbuild.matchers import FEW_LITERALS, Matcher
 
@@ -51,6 +52,65 @@ def _position(chunk: bytes, pos: int, first_line: int) -> tuple[int, int]:
     return line, col
 
 
+_COLON = re.compile(rb"\s*:\s*")
+
+
+@dataclass(frozen=True, slots=True)
+class _Whole:
+    """A JSON field's value that is exactly one name, replaced as a whole.
+
+    ``pattern`` allows white space around the colon; ``re`` calls back into Python for every
+    firing to expand its template. The form without white space, ``"field":"name"``, is far
+    more common and is replaced first with ``bytes.replace``. That gives the pattern's result
+    when no two firings overlap and no replacement makes a new firing. Both come down to the
+    quotes: ``name`` and ``field`` hold none, so a firing's quotes are its four; two firings
+    can then only overlap by sharing a quote (``name"field"``, checked per chunk) or where
+    ``field == name`` or one of them is a colon with white space; and a replaced value ``safe``
+    (no quote either) is a run between two quotes, so a new firing would need ``safe`` to be
+    the field, the name, or a colon with white space. Any of those keeps ``literal`` None.
+    """
+
+    pattern: re.Pattern[bytes]
+    template: bytes
+    name: bytes
+    literal: bytes | None  # '"field":"name"', or None where only the pattern is exact
+    literal_rep: bytes  # '"field":"safe"'
+    shared_quote: bytes  # 'name"field"': two firings that share a quote
+    keeps_gone: bool  # no replacement writes a name: one found absent stays absent
+
+    @classmethod
+    def make(cls, field: bytes, name: bytes, safe: bytes, keeps_gone: bool) -> "_Whole":
+        key = b'"' + re.escape(field) + rb'"\s*:\s*"'
+        pattern = re.compile(b"(" + key + b")" + re.escape(name) + b'"')
+        template = b"\\g<1>" + safe.replace(b"\\", b"\\\\") + b'"'
+        exact = (
+            all(part and b'"' not in part and not _COLON.fullmatch(part) for part in (field, name, safe))
+            and len({field, name, safe}) == 3
+        )
+        literal = b'"' + field + b'":"' + name + b'"' if exact else None
+        return cls(pattern, template, name, literal, b'"' + field + b'":"' + safe + b'"', name + b'"' + field + b'"', keeps_gone)
+
+    def apply(self, chunk: bytes, gone: set[bytes]) -> tuple[bytes, int]:
+        """``chunk`` with every firing replaced, and how many fired; adds the name to ``gone``
+        when it is known to be nowhere in the result."""
+        literal = self.literal
+        if literal is None or self.shared_quote in chunk:
+            return self.pattern.subn(self.template, chunk)
+        rep = self.literal_rep
+        if len(literal) != len(rep):
+            out = chunk.replace(literal, rep)
+            fired = (len(chunk) - len(out)) // (len(literal) - len(rep))
+        else:
+            fired = chunk.count(literal)
+            out = chunk.replace(literal, rep) if fired else chunk
+        if self.name in out:
+            out, more = self.pattern.subn(self.template, out)
+            fired += more
+        elif self.keeps_gone:
+            gone.add(self.name)
+        return out, fired
+
+
 class Rewriter:
     """Rewrites one file's chunks in order with a list of matchers (None = rule off here)."""
 
@@ -65,7 +125,7 @@ class Rewriter:
         self._field_res: dict[int, re.Pattern[bytes]] = {}
         self._safe_cache: dict[bytes, bytes] = {}
         self._templates: dict[bytes, bytes] = {}
-        self._whole: dict[int, list[tuple[re.Pattern[bytes], bytes]] | None] = {}
+        self._whole: dict[int, list[_Whole] | None] = {}
 
     # -- one region --------------------------------------------------------------------------
 
@@ -137,6 +197,31 @@ class Rewriter:
             self.counts[index] += fired
         return chunk
 
+    def _withhold(self, index: int, matcher: Matcher, chunk: bytes) -> bytes:
+        """The digest rule in a build: every firing writes the one placeholder, so the pieces
+        between firings are joined with it once rather than rebuilt firing by firing."""
+        spans = matcher.digest_spans(chunk)
+        if not spans:
+            return chunk
+        assert matcher.placeholder is not None
+        placeholder = matcher.placeholder.encode("utf-8")
+        if len(placeholder) in (DIGEST_LENGTH, DIGEST_LENGTH + len(PREFIX)):
+            # It could be a printed digest's own text, which _rewrite leaves and does not count.
+            chunk, fired = self._rewrite(index, chunk, [(start, end, placeholder) for start, end in spans])
+            self.counts[index] += fired
+            return chunk
+        safe = self._safe_cache.get(placeholder)
+        if safe is None:
+            safe = self._safe_cache[placeholder] = self._safe(placeholder, chunk, spans[0][0])
+        pieces = []
+        last = 0
+        for start, end in spans:
+            pieces.append(chunk[last:start])
+            last = end
+        pieces.append(chunk[last:])
+        self.counts[index] += len(spans)
+        return safe.join(pieces)
+
     def _hits(self, index: int, matcher: Matcher, chunk: bytes) -> list[tuple[int, int, bytes]]:
         """Where ``matcher`` fires in ``chunk``, limited to its fields' values when it has fields."""
         if matcher.fields is None:
@@ -175,12 +260,13 @@ class Rewriter:
         table = matcher.table()
         whole = self._whole_values(index, matcher, chunk)
         if whole is not None:
-            # A value that is exactly one name is replaced in C, one pattern per field and name;
+            # A value that is exactly one name is replaced in C, one field and name at a time;
             # only if a name is still in the chunk after that is each value searched.
-            for pattern, template in whole:
-                chunk, n = pattern.subn(template, chunk)
+            gone: set[bytes] = set()
+            for step in whole:
+                chunk, n = step.apply(chunk, gone)
                 self.counts[index] += n
-            if not any(name in chunk for name in table):
+            if not any(name in chunk for name in table if name not in gone):
                 return chunk
         self._field_spans(index, matcher.fields, b"")  # compiles the field pattern once
         regex = self._field_res[index]
@@ -208,22 +294,25 @@ class Rewriter:
         self.counts[index] += fired
         return chunk
 
-    def _whole_values(self, index: int, matcher: Matcher, chunk: bytes) -> list[tuple[re.Pattern[bytes], bytes]] | None:
-        """Patterns for JSON field values that are exactly one name, or None for too many."""
+    def _whole_values(self, index: int, matcher: Matcher, chunk: bytes) -> list[_Whole] | None:
+        """One step per field and name for JSON values that are exactly one name, or None for too many."""
         if index in self._whole:
             return self._whole[index]
         assert matcher.fields is not None
         table = matcher.table()
-        result: list[tuple[re.Pattern[bytes], bytes]] | None = None
+        result: list[_Whole] | None = None
         if len(table) * len(matcher.fields) <= FEW_LITERALS:
             result = []
+            ordered = sorted(table.items(), key=lambda kv: (-len(kv[0]), kv[0]))
+            # JSON needs no safety check beyond escaping, which _safe does at any position.
+            safes = {rep: self._safe_cache.get(rep) or self._safe_cache.setdefault(rep, self._safe(rep, chunk, 0)) for _, rep in ordered}
+            # A name found gone stays gone if no replacement can write one: a name without a
+            # quote could only be written inside a replaced value, which is bounded by quotes.
+            keeps_gone = not any(b'"' in name or any(name in safe for safe in safes.values()) for name, _ in ordered)
             for field in matcher.fields:
-                key = b'"' + re.escape(field.encode("utf-8")) + rb'"\s*:\s*"'
-                for name, rep in sorted(table.items(), key=lambda kv: (-len(kv[0]), kv[0])):
-                    # JSON needs no safety check beyond escaping, which _safe does at any position.
-                    safe = self._safe_cache.get(rep) or self._safe_cache.setdefault(rep, self._safe(rep, chunk, 0))
-                    template = b"\\g<1>" + safe.replace(b"\\", b"\\\\") + b'"'
-                    result.append((re.compile(b"(" + key + b")" + re.escape(name) + b'"'), template))
+                key = field.encode("utf-8")
+                for name, rep in ordered:
+                    result.append(_Whole.make(key, name, safes[rep], keeps_gone))
         self._whole[index] = result
         return result
 
@@ -292,6 +381,9 @@ class Rewriter:
                 and self.format in ("json", "ndjson")
             ):
                 chunk = self._json_field_values(index, matcher, chunk)
+                continue
+            if self.events is None and matcher.primitive == "digest":
+                chunk = self._withhold(index, matcher, chunk)
                 continue
             hits = self._hits(index, matcher, chunk)
             if hits:
