@@ -16,7 +16,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import IO, Any, Iterator, Mapping, Sequence
 
-from kitbuild.digests import hex_runs
+from kitbuild.digests import DIGEST_LENGTH, hex_runs
 from kitbuild.errors import ConfigError
 from kitbuild.leaks import LeakFinding, LeakScanner, distinct
 from kitbuild.matchers import Matcher
@@ -84,6 +84,9 @@ class FileJob:
     src: str
     kit_path: str
     dst: str | None
+    # The source's sha256 where it is known already (a staged copy the first pass wrote): it is
+    # then hashed only as far as the copy's own hash needs, up to the first change.
+    source_sha256: str | None = None
 
 
 _NO_DIGESTS: frozenset[str] = frozenset()
@@ -123,8 +126,8 @@ def run_file(job: FileJob, plan: Plan) -> FileResult:
     h_in = hashlib.sha256()
     h_out: "hashlib._Hash | None" = None
     n_in = n_out = 0
-    digests: set[str] = set()
-    long_runs: set[str] = set()
+    # Printed hex runs as they appear (case and all); each distinct one is decoded once, at the end.
+    printed: set[bytes] = set()
     leaks: list[LeakFinding] = []
     line = 1
     copied = False  # whether the unchanged prefix has been copied into the sink yet
@@ -140,7 +143,8 @@ def run_file(job: FileJob, plan: Plan) -> FileResult:
                 out = chunk if rewriter is None else rewriter.feed(chunk)
                 if h_out is None and out is not chunk and out != chunk:
                     h_out = h_in.copy()
-                h_in.update(chunk)
+                if h_out is None or job.source_sha256 is None:
+                    h_in.update(chunk)
                 n_in += len(chunk)
                 if h_out is not None:
                     h_out.update(out)
@@ -155,22 +159,24 @@ def run_file(job: FileJob, plan: Plan) -> FileResult:
                 # In binary mode the scan window starts with the tail of the previous block;
                 # findings that lie wholly inside that tail were reported last time.
                 window = tail + out if binary else out
-                window_line = line - tail.count(b"\n")
+                window_line = line - tail.count(b"\n") if binary else line
                 if plan.scan:
                     leaks.extend(scanner.scan(job.kit_path, window, window_line))
-                for start, end in hex_runs(window) if plan.scan else ():
+                runs = hex_runs(window) if plan.scan else ()
+                for start, end in runs:
+                    printed.add(window[start:end])
+                for start, end in runs if withheld else ():
                     run = window[start:end].decode("ascii").lower()
-                    if end - start == 64:
-                        digests.add(run)
+                    if end - start == DIGEST_LENGTH:
                         if run in withheld:
                             leaks.append(_digest_leak(job.kit_path, window, window_line, start, withheld[run]))
                     else:
-                        long_runs.add(run)
                         for digest, what in withheld.items():
                             at = run.find(digest)
                             if at >= 0:
                                 leaks.append(_digest_leak(job.kit_path, window, window_line, start + at, what))
-                line += out.count(b"\n")
+                # The rewriter counted the lines it wrote already.
+                line = rewriter.line if rewriter is not None else line + out.count(b"\n")
                 if binary:
                     tail = window[-_OVERLAP:]
             if sink is not None and not copied:
@@ -180,7 +186,9 @@ def run_file(job: FileJob, plan: Plan) -> FileResult:
             sink.close()
     if binary:
         leaks = distinct(leaks)  # overlapping windows may find one twice
-    source_sha256 = h_in.hexdigest()
+    runs_printed = {run.decode("ascii").lower() for run in printed}
+    digests = {run for run in runs_printed if len(run) == DIGEST_LENGTH}
+    source_sha256 = h_in.hexdigest() if h_out is None or job.source_sha256 is None else job.source_sha256
     return FileResult(
         kit_path=job.kit_path,
         size=n_out,
@@ -191,7 +199,7 @@ def run_file(job: FileJob, plan: Plan) -> FileResult:
         binary=binary,
         counts=rewriter.counts if rewriter else [0] * len(plan.matchers),
         digests=frozenset(digests) if digests else _NO_DIGESTS,
-        long_runs=tuple(sorted(long_runs)),
+        long_runs=tuple(sorted(runs_printed - digests)),
         leaks=leaks or _NO_LEAKS,
         events=(rewriter.events or _NO_EVENTS) if rewriter else _NO_EVENTS,
     )

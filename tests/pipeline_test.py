@@ -161,3 +161,16 @@ def test_unchanged_prefix_is_copied_then_rewritten_chunks_follow(tmp_path: Path,
     untouched.write_bytes(b"\0" + body)
     run_file(FileJob(str(untouched), "k/same.bin", str(tmp_path / "same.out")), plan)
     assert (tmp_path / "same.out").read_bytes() == b"\0" + body
+
+
+@pytest.mark.parametrize("size", [5, 1 << 20])
+@pytest.mark.parametrize("data", [TEXT, b"nothing private here\n" * 3])
+def test_a_source_digest_given_gives_the_same_result(tmp_path, size, data):
+    # The digest-only pass is told its staged copy's digest, and stops hashing it at the first change.
+    src = tmp_path / "rows.txt"
+    src.write_bytes(data)
+    p = plan(size, names={"gpu-b17": "desktop"})
+    hashed = run_file(FileJob(str(src), "k/rows.txt", str(tmp_path / "a")), p)
+    given = run_file(FileJob(str(src), "k/rows.txt", str(tmp_path / "b"), sha256(data)), p)
+    assert given == hashed
+    assert (tmp_path / "a").read_bytes() == (tmp_path / "b").read_bytes()

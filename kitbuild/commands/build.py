@@ -189,7 +189,9 @@ def build(
                         continue
                     plan2 = Plan(only, private, described, allow, scan=scan)
                     staged = [str(staging / files[i].kit_path) for i in chosen]
-                    jobs2 = [FileJob(path, files[i].kit_path, path + ".withheld") for path, i in zip(staged, chosen)]
+                    jobs2 = [
+                        FileJob(path, files[i].kit_path, path + ".withheld", results[i].sha256) for path, i in zip(staged, chosen)
+                    ]
                     rewritten = run_files(jobs2, plan2, workers, progress)
                     for i, path, second_result in zip(chosen, staged, rewritten):
                         os.replace(path + ".withheld", path)
