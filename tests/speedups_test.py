@@ -1,0 +1,223 @@
+"""The compiled byte scans (kitbuild/_speedups.c) give exactly their pure-Python twins' answers.
+
+Hypothesis writes the data out of small alphabets and pieces, so that the cases the C code
+treats apart (runs of 63, 64 and 65 hex digits, runs at either end of the buffer or across a
+16-byte step, overlapping needles, an '@' near ``end``) come up in every run, not by luck.
+A kit built with the C scans and one built with the twins must be the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import hypothesis.strategies as st
+import pytest
+from hypothesis import example, given, settings
+
+from kitbuild import speedups
+from kitbuild.speedups import MAX_NEEDLES, py_count_starts, py_email_ats, py_hex_runs
+
+from kittest import read_tree
+
+try:
+    from kitbuild import _speedups
+except ImportError:  # installed without a C compiler: only the twins run, nothing to compare
+    _speedups = None
+
+needs_c = pytest.mark.skipif(_speedups is None, reason="kitbuild._speedups is not compiled in this install")
+
+
+def chunks(piece, max_size=10):
+    """Up to ``max_size`` short lists of ``piece`` joined: hypothesis keeps one list short, and the
+    C scans take 16 bytes a step, so data must often run past 32 bytes."""
+    return st.lists(st.lists(piece, max_size=10).map(b"".join), max_size=max_size).map(b"".join)
+
+
+@st.composite
+def with_bounds(draw, data):
+    """Data and a (start, end) pair as slicing takes them: mostly a span of the data, written
+    from either end or past it; sometimes empty or reversed."""
+    b = draw(data)
+    n = len(b)
+    start, end = sorted((draw(st.integers(0, n)), draw(st.integers(0, n))))
+    start = draw(st.sampled_from([start, start - n, -n - 3]))  # the same offset, or clamped to 0
+    end = draw(st.sampled_from([end, end - n, n + 3]))  # end - n is 0 (empty) when end is n
+    if draw(st.integers(0, 7)) == 0:
+        start, end = end, start
+    return b, start, end
+
+
+# -- hex_runs ------------------------------------------------------------------------------
+
+HEX_DIGITS = b"0123456789abcdefABCDEF"
+# Runs of digits alone, of the lengths the scan treats apart or any up to 130, each after a
+# little of the whole alphabet ('g' is the letter just past 'f'): a draw from 25 bytes alone
+# would almost never hold 64 digits in a row, nor start them off a 16-byte step.
+hex_run = st.builds(lambda n, k: (HEX_DIGITS * 7)[k:k + n],
+                    st.one_of(st.sampled_from([15, 16, 17, 63, 64, 65, 130]), st.integers(0, 130)),
+                    st.integers(0, 21))
+hex_filler = st.lists(st.sampled_from([bytes([c]) for c in HEX_DIGITS + b" g\n"]), max_size=20).map(b"".join)
+hex_data = st.builds(lambda pairs, tail: b"".join(f + r for f, r in pairs) + tail,
+                     st.lists(st.tuples(hex_filler, hex_run), max_size=4), hex_filler)
+
+DIGEST = b"0123456789abcdef" * 4
+
+
+@pytest.mark.parametrize(("data", "runs"), [
+    (DIGEST, [(0, 64)]),                                      # the whole buffer, nothing else
+    (DIGEST[:63], []),                                        # one short
+    (b"g" + DIGEST[:63] + b"g", []),
+    (DIGEST + b"A", [(0, 65)]),
+    (b" " + DIGEST.upper() + b"\n", [(1, 65)]),               # upper case, a byte off the steps
+    (b"x" * 15 + DIGEST, [(15, 79)]),                         # touches the end, off the steps
+    (b"z" * 17 + DIGEST * 2 + b"Abc", [(17, 148)]),           # 131 digits across eight steps
+    (DIGEST + b"g" + DIGEST[:-1] + b" " + DIGEST, [(0, 64), (129, 193)]),  # a 63 between two
+    (b"0" * 47 + b"g" + b"0" * 64, [(48, 112)]),              # a short run first, then one off the steps
+])
+def test_hex_runs_explicit_cases(data, runs):
+    """The runs the scan must find at its edges: lengths 63/64/65/131, either end, off the 16-byte steps."""
+    assert py_hex_runs(data) == runs
+    if _speedups is not None:
+        assert _speedups.hex_runs(data) == runs
+
+
+@needs_c
+@settings(max_examples=500, deadline=None)
+@given(hex_data)
+def test_hex_runs_agree(data):
+    """C hex_runs gives py_hex_runs' runs for any data."""
+    assert _speedups.hex_runs(data) == py_hex_runs(data)
+
+
+# -- count_starts --------------------------------------------------------------------------
+
+# Two letters make overlaps ('aa' in 'aaa', 'aba' in 'ababa') common; a byte past 0x7f catches
+# a signed-char slip in the 16-at-once compare.
+LETTERS = b"ab\xff"
+needle = st.one_of(st.sampled_from([b"a", b"aa", b"aba", b"\xff", b"a\xff"]),
+                   st.lists(st.sampled_from(LETTERS), min_size=1, max_size=5).map(bytes))
+needles = st.lists(needle, min_size=1, max_size=MAX_NEEDLES).map(tuple)
+letter_data = chunks(st.sampled_from([b"a", b"b", b"\xff", b"aaaa", b"abab"]))
+
+
+@needs_c
+@settings(max_examples=500, deadline=None)
+@given(with_bounds(letter_data), needles)
+@example((b"aaaaa" * 8, 0, 40), (b"aa", b"a"))
+@example((b"ab" * 20, 3, -2), (b"aba", b"b"))
+def test_count_starts_agree(bounded, needles):
+    """C count_starts gives py_count_starts' counts for any needles, data and bounds."""
+    data, start, stop = bounded
+    assert _speedups.count_starts(data, needles, start, stop) == py_count_starts(data, needles, start, stop)
+
+
+@pytest.mark.parametrize("impl", [
+    py_count_starts,
+    pytest.param(getattr(_speedups, "count_starts", None), marks=needs_c, id="c"),
+])
+def test_more_needles_than_the_scan_holds_are_refused(impl):
+    """Seventeen needles are a ValueError, not a count (C keeps them in fixed arrays of 16)."""
+    with pytest.raises(ValueError):
+        impl(b"abc", tuple(b"n%d" % i for i in range(MAX_NEEDLES + 1)), 0, 3)
+
+
+@needs_c
+def test_an_empty_needle_is_refused():
+    """An empty needle is a ValueError in C (it would 'start' everywhere)."""
+    with pytest.raises(ValueError):
+        _speedups.count_starts(b"abc", (b"a", b""), 0, 3)
+
+
+# -- email_ats -----------------------------------------------------------------------------
+
+EMAIL_PIECES = [b"@", b".", b"a", b"Z", b"9", b"-", b"..", b"@x.co", b" ", b"\n", b"any@5"]
+# Near-addresses too: an '@' and labels of 0-3 domain bytes joined by dots, so that an empty
+# label, '..', and a last label of one letter or with a digit come up often, not by luck.
+label = st.lists(st.sampled_from([b"a", b"Z", b"9", b"-"]), max_size=3).map(b"".join)
+near_address = st.builds(lambda first, rest: b"@" + first + b"".join(b"." + r for r in rest),
+                         label, st.lists(label, max_size=3))
+email_data = chunks(st.one_of(near_address, st.sampled_from(EMAIL_PIECES)), 4)
+
+
+@needs_c
+@settings(max_examples=500, deadline=None)
+@given(with_bounds(email_data))
+@example((b"@x.co", 0, 1))        # the domain runs past end
+@example((b"a@b.c.de", 0, 8))
+@example((b"@a..bc @-.Zz", 0, 12))
+@example((b"@.co @a.9Z @a.b", 0, 15))  # no label before the dot; a digit or one letter last
+def test_email_ats_agree(bounded):
+    """C email_ats gives py_email_ats' offsets for any data and bounds."""
+    data, start, end = bounded
+    assert _speedups.email_ats(data, start, end) == py_email_ats(data, start, end)
+
+
+# -- buffers -------------------------------------------------------------------------------
+
+SAMPLE = b"mail ada@lab.example.org, digest " + DIGEST + b" aa aba\n"
+
+
+@needs_c
+@pytest.mark.parametrize("wrap", [bytes, bytearray, memoryview, lambda b: memoryview(b"##" + b)[2:]],
+                         ids=["bytes", "bytearray", "memoryview", "memoryview-slice"])
+def test_any_buffer_is_read_alike(wrap):
+    """bytes, bytearray and memoryview (also one not at its buffer's start) give the same answers."""
+    data = wrap(SAMPLE)
+    assert _speedups.hex_runs(data) == py_hex_runs(SAMPLE) == [(33, 97)]
+    assert _speedups.count_starts(data, (b"a", b"ab"), 0, -1) == py_count_starts(SAMPLE, (b"a", b"ab"), 0, -1)
+    assert _speedups.email_ats(data, 0, len(SAMPLE)) == py_email_ats(SAMPLE, 0, len(SAMPLE)) == [8]
+
+
+# -- the compiled module is there, and a kit does not depend on it ---------------------------
+
+@pytest.mark.skipif(not (shutil.which("cc") or shutil.which("gcc")), reason="no C compiler on PATH: the twins serve")
+@pytest.mark.skipif(bool(os.environ.get("KITBUILD_PURE_PYTHON")), reason="KITBUILD_PURE_PYTHON asks for the twins")
+def test_a_machine_with_a_compiler_runs_the_compiled_scans():
+    """With a C compiler at hand the install compiled the scans (a build hook that silently stops fails here)."""
+    assert speedups.COMPILED, "a C compiler is on PATH but kitbuild._speedups did not import: did the build hook compile it?"
+
+
+def env(pure: bool) -> dict[str, str]:
+    """This process's environment, asking for the twins when ``pure`` and for the C scans otherwise."""
+    out = {k: v for k, v in os.environ.items() if k != "KITBUILD_PURE_PYTHON"}
+    return {**out, "KITBUILD_PURE_PYTHON": "1"} if pure else out
+
+
+def test_the_environment_variable_selects_the_twins():
+    """KITBUILD_PURE_PYTHON=1 makes kitbuild use the twins (else the test below would compare C with C)."""
+    probe = "import kitbuild.speedups as s; print(s.COMPILED, s.email_ats is s.py_email_ats)"
+    done = subprocess.run([sys.executable, "-c", probe], env=env(True), capture_output=True, text=True, check=True)
+    assert done.stdout == "False True\n"
+
+
+def kitbuild_both(*args: str, cwd: dict[bool, Path]) -> dict[bool, bytes]:
+    """Run ``kitbuild ARGS`` in ``cwd[False]`` with the C scans and in ``cwd[True]`` with the twins,
+    side by side (a demo takes a few seconds); the stdout of each."""
+    procs = {pure: subprocess.Popen([sys.executable, "-m", "kitbuild", *args], cwd=folder, env=env(pure),
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for pure, folder in cwd.items()}
+    done = {pure: proc.communicate(timeout=120) for pure, proc in procs.items()}
+    for pure, proc in procs.items():
+        assert proc.returncode == 0, done[pure][1].decode()
+    return {pure: out for pure, (out, _) in done.items()}
+
+
+@needs_c
+def test_the_demo_kit_is_the_same_bytes_with_the_c_scans_and_the_twins(tmp_path):
+    """`kitbuild demo` builds the same kit, and verify reports the same JSON, with either scans."""
+    folders = {pure: tmp_path / ("pure" if pure else "c") for pure in (False, True)}
+    for folder in folders.values():
+        folder.mkdir()
+    kitbuild_both("demo", "demo", cwd=folders)
+    kits = {pure: read_tree(folder / "demo" / "kit") for pure, folder in folders.items()}
+    assert kits[False].keys() == kits[True].keys() and "SHA256SUMS" in kits[False]
+    assert [name for name in kits[False] if kits[False][name] != kits[True][name]] == []
+    # The kit's path is given relative, the same in both, so the reports may be compared whole.
+    reports = {pure: json.loads(out) for pure, out in kitbuild_both("verify", "--format", "json", "demo/kit", cwd=folders).items()}
+    assert reports[False] == reports[True]
+    assert reports[False]["ok"] is True
