@@ -143,7 +143,7 @@ class LeakScanner:
         self._digests = {d.lower(): description for d, description in (digests or {}).items()}
         self._allow = [a.encode("utf-8") for a in allow if a]
 
-    def _allowed(self, chunk: bytes, start: int, end: int) -> bool:
+    def _allowed(self, chunk: Data, start: int, end: int) -> bool:
         if not self._allow:
             return False
         line_start = chunk.rfind(b"\n", 0, start) + 1
@@ -158,8 +158,10 @@ class LeakScanner:
                 pos = line.find(text, pos + 1)
         return False
 
-    def scan(self, path: str, chunk: bytes, first_line: int) -> list[LeakFinding]:
-        """Findings in ``chunk``, whose first byte is at the start of line ``first_line``."""
+    def scan(self, path: str, chunk: Data, first_line: int, lo: int = 0, col0: int = 0) -> list[LeakFinding]:
+        """Findings in ``chunk``, whose first byte is on line ``first_line``, ``col0`` bytes after
+        the line's start; a finding that ends at or before ``lo`` is left out (a binary file's
+        window repeats the end of the previous one, where it was reported already)."""
         hits: list[tuple[int, int, str, bool]] = []
         if self._private_finder is not None:
             for start, end, i in self._private_finder.find(chunk):
@@ -180,13 +182,18 @@ class LeakScanner:
         # Lines are counted from the previous finding on, so many findings cost one pass.
         line, counted = first_line, 0
         for start, end, description, allowable in sorted(hits):
-            if allowable and self._allowed(chunk, start, end):
+            if end <= lo or (allowable and self._allowed(chunk, start, end)):
                 continue
             line += chunk.count(b"\n", counted, start)
             counted = start
-            col = start - (chunk.rfind(b"\n", 0, start) + 1) + 1
-            findings.append(LeakFinding(path, line, col, description))
+            findings.append(LeakFinding(path, line, column(chunk, start, col0), description))
         return findings
+
+
+def column(chunk: Data, pos: int, col0: int = 0) -> int:
+    """The column (from 1) of ``chunk[pos]``, whose first line began ``col0`` bytes before the chunk."""
+    nl = chunk.rfind(b"\n", 0, pos)
+    return pos - nl if nl >= 0 else col0 + pos + 1
 
 
 # What a reader's ``kitbuild verify`` looks for besides GENERIC_SHAPES. The build's gate does not

@@ -18,15 +18,17 @@ from typing import IO, Any, Iterator, Mapping, Sequence
 
 from kitbuild.digests import DIGEST_LENGTH, hex_runs
 from kitbuild.errors import ConfigError
-from kitbuild.leaks import LeakFinding, LeakScanner, distinct
+from kitbuild.leaks import LeakFinding, LeakScanner, column, distinct
 from kitbuild.matchers import Matcher
 from kitbuild.progress import SILENT, Progress
 from kitbuild.rewrite import Event, Rewriter
+from kitbuild.speedups import Data, count_starts
 
 CHUNK_SIZE = 1 << 20
 _BINARY_SNIFF = 8192
 # Longer than any private string a config names in practice; binary blocks overlap by this much.
 _OVERLAP = 4096
+_NEWLINE = (b"\n",)
 
 
 def line_chunks(stream: IO[bytes], size: int = CHUNK_SIZE, first: bytes = b"") -> Iterator[bytes]:
@@ -137,10 +139,19 @@ def run_file(job: FileJob, plan: Plan) -> FileResult:
             head = src.read(_BINARY_SNIFF)
             binary = b"\0" in head
             rewriter = None if binary else Rewriter(job.kit_path, plan.matchers, plan.collect)
-            tail = b""
-            chunks = _blocks(src, head, plan.chunk_size) if binary else line_chunks(src, plan.chunk_size, head)
+            # A binary file's scan window: the tail of the previous block, then the block; one
+            # bytearray reused block after block, as the blocks are read into one reused buffer
+            # (fresh 1 MiB objects per block would cost their pages and a copy into the window).
+            held = bytearray()
+            tail_lines = 0  # line ends in the tail the window starts with
+            tail_col = 0  # bytes of the tail's first line that came before it
+            chunks: Iterator[bytes | memoryview] = _blocks(src, head, plan.chunk_size) if binary else line_chunks(src, plan.chunk_size, head)
             for chunk in chunks:
-                out = chunk if rewriter is None else rewriter.feed(chunk)
+                if rewriter is None:
+                    out = chunk
+                else:
+                    assert isinstance(chunk, bytes)  # text is read as whole lines, in bytes
+                    out = rewriter.feed(chunk)
                 if h_out is None and out is not chunk and out != chunk:
                     h_out = h_in.copy()
                 if h_out is None or job.source_sha256 is None:
@@ -158,27 +169,42 @@ def run_file(job: FileJob, plan: Plan) -> FileResult:
                 n_out += len(out)
                 # In binary mode the scan window starts with the tail of the previous block;
                 # findings that lie wholly inside that tail were reported last time.
-                window = tail + out if binary else out
-                window_line = line - tail.count(b"\n") if binary else line
+                reported = 0  # findings that end in the window's first ``reported`` bytes were reported already
+                if binary:
+                    reported = len(held)
+                    held += out
+                    window: bytes | bytearray = held
+                    window_line = line - tail_lines
+                else:
+                    assert isinstance(out, bytes)
+                    window, window_line = out, line
                 if plan.scan:
-                    leaks.extend(scanner.scan(job.kit_path, window, window_line))
+                    leaks.extend(scanner.scan(job.kit_path, window, window_line, reported, tail_col))
                 runs = hex_runs(window) if plan.scan else ()
                 for start, end in runs:
-                    printed.add(window[start:end])
+                    printed.add(bytes(window[start:end]))
                 for start, end in runs if withheld else ():
+                    if end <= reported:
+                        continue
                     run = window[start:end].decode("ascii").lower()
                     if end - start == DIGEST_LENGTH:
                         if run in withheld:
-                            leaks.append(_digest_leak(job.kit_path, window, window_line, start, withheld[run]))
+                            leaks.append(_digest_leak(job.kit_path, window, window_line, start, withheld[run], tail_col))
                     else:
                         for digest, what in withheld.items():
                             at = run.find(digest)
                             if at >= 0:
-                                leaks.append(_digest_leak(job.kit_path, window, window_line, start + at, what))
+                                leaks.append(_digest_leak(job.kit_path, window, window_line, start + at, what, tail_col))
                 # The rewriter counted the lines it wrote already.
-                line = rewriter.line if rewriter is not None else line + out.count(b"\n")
-                if binary:
-                    tail = window[-_OVERLAP:]
+                if rewriter is not None:
+                    line = rewriter.line
+                else:
+                    line += count_starts(held, _NEWLINE, len(held) - len(out), len(held))[0]
+                    cut = max(0, len(held) - _OVERLAP)
+                    nl = held.rfind(b"\n", 0, cut)
+                    tail_col = cut - nl - 1 if nl >= 0 else tail_col + cut
+                    del held[:cut]  # from the front of a bytearray: the start just moves
+                    tail_lines = count_starts(held, _NEWLINE, 0, len(held))[0]
             if sink is not None and not copied:
                 _copy_prefix(src, sink, n_out, job.kit_path)  # a file no rule changed: copied whole, in the kernel
     finally:
@@ -231,17 +257,25 @@ def _copy_prefix(src: IO[bytes], sink: IO[bytes], length: int, kit_path: str = "
     sink.seek(length)
 
 
-def _digest_leak(path: str, chunk: bytes, first_line: int, pos: int, what: str) -> LeakFinding:
-    line = first_line + chunk.count(b"\n", 0, pos)
-    col = pos - (chunk.rfind(b"\n", 0, pos) + 1) + 1
-    return LeakFinding(path, line, col, what)
+def _digest_leak(path: str, chunk: Data, first_line: int, pos: int, what: str, col0: int = 0) -> LeakFinding:
+    return LeakFinding(path, first_line + chunk.count(b"\n", 0, pos), column(chunk, pos, col0), what)
 
 
-def _blocks(stream: IO[bytes], head: bytes, size: int) -> Iterator[bytes]:
+_STAGE: bytearray | None = None
+
+
+def _blocks(stream: IO[bytes], head: bytes, size: int) -> Iterator[bytes | memoryview]:
+    """``head``, then the rest of ``stream`` in blocks read into one buffer this process reuses:
+    each block is a view that the next read overwrites."""
+    global _STAGE
     if head:
         yield head
-    while block := stream.read(size):
-        yield block
+    if _STAGE is None or len(_STAGE) != size:
+        _STAGE = bytearray(size)
+    stage = _STAGE
+    view = memoryview(stage)
+    while n := stream.readinto(stage):  # type: ignore[attr-defined]
+        yield view[:n]
 
 
 _WORKER_PLAN: Plan | None = None

@@ -114,6 +114,24 @@ def test_binary_leak_across_a_block_edge_is_found_once(tmp_path):
     assert [(f.line, f.col) for f in result.leaks] == [(1, 61)]
 
 
+@pytest.mark.parametrize("size", [64, 100, 4096])
+def test_binary_leaks_past_the_sniffed_head_are_placed_once_whatever_the_block_size(tmp_path, size):
+    # Past the first 8 KiB, blocks are read into one reused buffer and scanned with the previous
+    # block's tail: each leak is found once, on its line and column, wherever a block edge cuts
+    # it, also on a line that began blocks before (the last line here is 30 kB long).
+    lines = [b"\x00 row %d" % i for i in range(2000)] + [b"\x01" * 30_000]
+    for i in (900, 1234, 1500, 2000):
+        lines[i] += b" " + SOURCE.encode() + b"/a /home/bob/x"
+    data = b"\n".join(lines) + b"\n"
+    result, out = run(tmp_path, "blob.bin", data, size, private={SOURCE: "private"})
+    assert out == data and result.binary and result.sha256 == sha256(data)
+    expected = []
+    for i in (900, 1234, 1500, 2000):
+        expected.append((i + 1, lines[i].index(SOURCE.encode()) + 1, "private"))
+        expected.append((i + 1, lines[i].index(b"/home/") + 1, "a home folder path (/home/...)"))
+    assert sorted((f.line, f.col, f.what) for f in result.leaks) == expected
+
+
 def test_leaks_are_placed_by_line_across_chunks(tmp_path):
     data = b"ok\nok\n" + b"see /home/someone/x\n" + b"ok\n" * 3 + b"  /home/other\n"
     result, _ = run(tmp_path, "notes.txt", data, 4)
