@@ -244,7 +244,7 @@ def verify(
     links = sorted(p for p, m in members.items() if m.kind == SYMLINK)
     for p in links:
         findings.append(Finding("KB106", p, "is a symlink; a kit holds regular files only, and verify never follows a link"))
-    for p, m in sorted(members.items()):
+    for p, m in members.items():  # in path order: fs.members() lists them so
         if m.kind == OTHER:
             findings.append(Finding("KB107", p, "is a device, FIFO, socket or unreadable folder; a kit holds regular files only"))
 
@@ -273,8 +273,8 @@ def verify(
     folders = set(parts["folders"])
     template_paths = {p for p in listed if p.startswith(kit_index.TEMPLATES_DIR + "/")}
     records = {p for p in listed if p != kit_index.SUMS and p not in template_paths}
-    for p in sorted(records):
-        if folders and p.split("/", 1)[0] not in folders:
+    for p in sorted(records) if folders else ():
+        if p.split("/", 1)[0] not in folders:
             findings.append(Finding("KB306", kit_index.INDEX, f"lists {p}, which is in no source folder of provenance.json and not a file the build writes"))
 
     # -- the plan, and the pages it compares against --------------------------------------
@@ -356,9 +356,9 @@ def verify(
 
     # -- completeness ---------------------------------------------------------------------
     good_records = 0
-    for p, scan in sorted(scans.items()):
-        if scan.error is not None:
-            findings.append(Finding("KB111", p, f"cannot be read: {scan.error.reason}"))
+    unreadable = {p: scan.error for p, scan in scans.items() if scan.error is not None}
+    for p in sorted(unreadable):
+        findings.append(Finding("KB111", p, f"cannot be read: {unreadable[p].reason}"))
     for p in sorted(on_disk - set(listed) - set(kit_index.UNLISTED)):
         findings.append(Finding("KB101", p, "is in the kit but not in index.json"))
     for p, entry in sorted(listed.items()):
@@ -450,7 +450,8 @@ def verify(
 
     # -- leaks ------------------------------------------------------------------------------
     counts = {"KB501": 0, "KB502": 0, "KB503": 0}
-    for p, scan in sorted(scans.items()):
+    for p in sorted(p for p, scan in scans.items() if scan.leaks):
+        scan = scans[p]
         for leak in scan.leaks:
             counts[leak.code] += 1
             places.add(p, leak.offset, lambda line, col, p=p, leak=leak: Finding(leak.code, p, f"column {col}: {leak.what} that the allow list in provenance.json does not cover", line=line))
