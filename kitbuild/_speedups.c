@@ -353,12 +353,164 @@ static PyObject *email_ats(PyObject *self, PyObject *const *args, Py_ssize_t nar
     return offsets_list(&out, 1);
 }
 
+/* The runs of exactly DIGEST_LENGTH hex digits whose start is in [start, stop): a census.
+ * Each is counted in ``counts`` under its bytes as printed ([count, base + offset of the first]),
+ * and the list of their offsets is returned. The scan runs without the GIL; the counting, a
+ * dict update per digest, with it. */
+static PyObject *census(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_buffer view;
+    Offsets runs = {0};
+    Py_ssize_t start, stop, base;
+    PyObject *counts, *starts = NULL;
+    (void)self;
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "census(data, start, stop, base, counts)");
+        return NULL;
+    }
+    if ((start = PyLong_AsSsize_t(args[1])) == -1 && PyErr_Occurred())
+        return NULL;
+    if ((stop = PyLong_AsSsize_t(args[2])) == -1 && PyErr_Occurred())
+        return NULL;
+    if ((base = PyLong_AsSsize_t(args[3])) == -1 && PyErr_Occurred())
+        return NULL;
+    counts = args[4];
+    if (!PyDict_Check(counts)) {
+        PyErr_SetString(PyExc_TypeError, "counts must be a dict");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    clamp(view.len, &start, &stop);
+    const char *d = (const char *)view.buf;
+    Py_BEGIN_ALLOW_THREADS
+    scan_hex_runs((const unsigned char *)d, view.len, &runs);
+    Py_END_ALLOW_THREADS
+    if (runs.failed) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    starts = PyList_New(0);
+    if (starts == NULL)
+        goto done;
+    for (Py_ssize_t k = 0; k + 1 < runs.len; k += 2) {
+        Py_ssize_t s = runs.items[k], e = runs.items[k + 1];
+        if (e - s != DIGEST_LENGTH || s < start)
+            continue;
+        if (s >= stop)
+            break;
+        PyObject *at = PyLong_FromSsize_t(s);
+        if (at == NULL || PyList_Append(starts, at) < 0) {
+            Py_XDECREF(at);
+            goto fail;
+        }
+        Py_DECREF(at);
+        PyObject *key = PyBytes_FromStringAndSize(d + s, DIGEST_LENGTH);
+        if (key == NULL)
+            goto fail;
+        PyObject *seen = PyDict_GetItemWithError(counts, key); /* borrowed */
+        int failed = 0;
+        if (seen == NULL) {
+            PyObject *entry = PyErr_Occurred() ? NULL : Py_BuildValue("[nn]", (Py_ssize_t)1, base + s);
+            failed = entry == NULL || PyDict_SetItem(counts, key, entry) < 0;
+            Py_XDECREF(entry);
+        } else if (PyList_Check(seen) && PyList_GET_SIZE(seen) == 2) {
+            Py_ssize_t n = PyLong_AsSsize_t(PyList_GET_ITEM(seen, 0));
+            PyObject *more = (n == -1 && PyErr_Occurred()) ? NULL : PyLong_FromSsize_t(n + 1);
+            failed = more == NULL || PyList_SetItem(seen, 0, more) < 0;
+        } else {
+            PyErr_SetString(PyExc_TypeError, "each value of counts must be a list [count, first]");
+            failed = 1;
+        }
+        Py_DECREF(key);
+        if (failed)
+            goto fail;
+    }
+    goto done;
+fail:
+    Py_CLEAR(starts);
+done:
+    free(runs.items);
+    PyBuffer_Release(&view);
+    return starts;
+}
+
+/* (start, end) of each printed digest (a run of exactly DIGEST_LENGTH hex digits) whose
+ * lower-case bytes are in ``withheld`` (a set or frozenset of bytes); ``start`` is before a
+ * ``sha256:`` prefix where one stands. */
+static PyObject *withheld_spans(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_buffer view;
+    Offsets runs = {0};
+    PyObject *withheld, *out = NULL;
+    static const char prefix[] = "sha256:";
+    const Py_ssize_t plen = (Py_ssize_t)(sizeof(prefix) - 1);
+    (void)self;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "withheld_spans(data, withheld)");
+        return NULL;
+    }
+    withheld = args[1];
+    if (!PyAnySet_Check(withheld)) {
+        PyErr_SetString(PyExc_TypeError, "withheld must be a set of bytes");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const char *d = (const char *)view.buf;
+    Py_BEGIN_ALLOW_THREADS
+    scan_hex_runs((const unsigned char *)d, view.len, &runs);
+    Py_END_ALLOW_THREADS
+    if (runs.failed) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    out = PyList_New(0);
+    if (out == NULL)
+        goto done;
+    for (Py_ssize_t k = 0; k + 1 < runs.len; k += 2) {
+        Py_ssize_t s = runs.items[k], e = runs.items[k + 1];
+        if (e - s != DIGEST_LENGTH)
+            continue;
+        char lower[DIGEST_LENGTH];
+        for (int i = 0; i < DIGEST_LENGTH; i++) {
+            char c = d[s + i];
+            lower[i] = (c >= 'A' && c <= 'F') ? (char)(c + 32) : c;
+        }
+        PyObject *key = PyBytes_FromStringAndSize(lower, DIGEST_LENGTH);
+        if (key == NULL)
+            goto fail;
+        int hit = PySet_Contains(withheld, key);
+        Py_DECREF(key);
+        if (hit < 0)
+            goto fail;
+        if (!hit)
+            continue;
+        Py_ssize_t head = (s >= plen && memcmp(d + s - plen, prefix, (size_t)plen) == 0) ? s - plen : s;
+        PyObject *span = Py_BuildValue("(nn)", head, e);
+        if (span == NULL || PyList_Append(out, span) < 0) {
+            Py_XDECREF(span);
+            goto fail;
+        }
+        Py_DECREF(span);
+    }
+    goto done;
+fail:
+    Py_CLEAR(out);
+done:
+    free(runs.items);
+    PyBuffer_Release(&view);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"hex_runs", hex_runs, METH_O, "(start, end) of every run of at least 64 hex digits, in order."},
     {"count_starts", (PyCFunction)(void (*)(void))count_starts, METH_FASTCALL,
      "For each needle, its non-overlapping occurrences that start in data[start:stop]."},
     {"email_ats", (PyCFunction)(void (*)(void))email_ats, METH_FASTCALL,
      "Offsets of each '@' in data[start:end] that a domain follows (see kitbuild.speedups)."},
+    {"census", (PyCFunction)(void (*)(void))census, METH_FASTCALL,
+     "Count each digest printed in data[start:stop] in counts; return their offsets."},
+    {"withheld_spans", (PyCFunction)(void (*)(void))withheld_spans, METH_FASTCALL,
+     "(start, end) of each printed digest whose lower-case bytes are in withheld."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -42,14 +42,13 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping, Sequenc
 
 import orjson
 
-from kitbuild.digests import DIGEST_LENGTH, hex_runs
 from kitbuild.kitfs import KitFS, MemberError
 from kitbuild.leaks import GENERIC_SHAPES, READER_SHAPES, ShapeFinder
 from kitbuild.literals import LiteralFinder
 from kitbuild.progress import SILENT, Progress
 from kitbuild.rewrite import format_of
 from kitbuild.schema import key_path
-from kitbuild.speedups import MAX_NEEDLES, Data, count_starts, email_ats
+from kitbuild.speedups import MAX_NEEDLES, Data, census, count_starts, email_ats
 
 BLOCK_SIZE = 1 << 20
 PAIR_PARSE_LIMIT = 16 << 20
@@ -448,6 +447,19 @@ def _show(data: bytes) -> str:
     return text + ("…" if len(data) > _DIFF_CONTEXT else "")
 
 
+def _by_digest(raw: dict[bytes, list[int]], digests: dict[str, list[int]]) -> None:
+    """Fold a census kept by printed bytes into ``digests``, by lower-case hex: counts add up,
+    the first offset is the least."""
+    for printed, (count, first) in raw.items():
+        hexdigest = printed.decode("ascii").lower()
+        seen = digests.get(hexdigest)
+        if seen is None:
+            digests[hexdigest] = [count, first]
+        else:
+            seen[0] += count
+            seen[1] = min(seen[1], first)
+
+
 def _leaks(c: _Compiled, window: Data, lb: int, safe: int, base: int, out: list[Leak]) -> None:
     """The leak shapes that start in ``window[lb:safe]`` (at absolute ``base``), unless allowed."""
     found = [(s, e, c.shape_index[i]) for s, e, i in c.shapes.find(window) if lb <= s < safe]
@@ -476,18 +488,10 @@ def _scan_one(path: str, data: bytes, plan: ScanPlan) -> FileScan:
         scan.page_diff = page.diff
     counts = [0] * len(c.counters)
     if path in plan.records:
-        starts = []
-        digests = scan.digests
-        for s, e in hex_runs(data):
-            if e - s != DIGEST_LENGTH:
-                continue
-            starts.append(s)
-            key = data[s:e].decode("ascii").lower()
-            seen = digests.get(key)
-            if seen is None:
-                digests[key] = [1, s]
-            else:
-                seen[0] += 1
+        raw: dict[bytes, list[int]] = {}
+        starts = census(data, 0, n, 0, raw)
+        if raw:
+            _by_digest(raw, scan.digests)
         for needles, owners in c.plain:
             for i, found in zip(owners, count_starts(data, needles, 0, n)):
                 counts[i] += found
@@ -559,20 +563,7 @@ class _Scanner:
         c = self.c
         scan = self.scan
         if self.record:
-            starts = []
-            raw = self.raw
-            for s, e in hex_runs(window):
-                if e - s != DIGEST_LENGTH or s < lb:
-                    continue
-                if s >= safe:
-                    break
-                starts.append(s)
-                key = bytes(window[s:e])
-                seen = raw.get(key)
-                if seen is None:
-                    raw[key] = [1, base + s]
-                else:
-                    seen[0] += 1
+            starts = census(window, lb, safe, base, self.raw)
             counts = self.counts
             for needles, owners in c.plain:
                 for i, n in zip(owners, count_starts(window, needles, lb, safe)):
@@ -593,14 +584,7 @@ class _Scanner:
         if self.record:
             scan.placeholders = self.counts[:k]
             scan.words = self.counts[k:]
-        for raw, (count, first) in self.raw.items():
-            hexdigest = raw.decode("ascii").lower()
-            seen = scan.digests.get(hexdigest)
-            if seen is None:
-                scan.digests[hexdigest] = [count, first]
-            else:
-                seen[0] += count
-                seen[1] = min(seen[1], first)
+        _by_digest(self.raw, scan.digests)
         return scan
 
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from kitbuild.digests import DIGEST_LENGTH, PREFIX, hex_runs
 from kitbuild.literals import LiteralFinder
+from kitbuild.speedups import withheld_spans
 
 # What may follow a path prefix for it to end at a path boundary: a '/', the end, or a character
 # that cannot continue a file name in a record (white space, quotes, separators).
@@ -224,11 +224,7 @@ class Matcher:
         withheld = self._withheld_bytes
         if withheld is None:
             withheld = self._withheld_bytes = frozenset(w.encode("ascii") for w in self.withheld)
-        out = []
-        for start, end in hex_runs(data):
-            if end - start == DIGEST_LENGTH and data[start:end].lower() in withheld:
-                out.append((start - len(PREFIX) if start >= len(PREFIX) and data[start - len(PREFIX) : start] == PREFIX else start, end))
-        return out
+        return withheld_spans(data, withheld)
 
     def replacement(self, match: re.Match[bytes]) -> bytes | None:
         """What ``match`` becomes, or None when it stays (a digest not withheld)."""

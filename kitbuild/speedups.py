@@ -66,9 +66,46 @@ def py_email_ats(data: Data, start: int, end: int) -> list[int]:
     return out
 
 
+def py_census(data: Data, start: int, stop: int, base: int, counts: dict[bytes, list[int]]) -> list[int]:
+    """Offsets of the printed digests (runs of exactly 64 hex digits) that start in
+    ``data[start:stop]``; each is counted in ``counts`` under its bytes as printed, as
+    ``[count, base + offset of the first]``."""
+    lo, hi, _ = slice(start, stop).indices(len(data))
+    starts = []
+    for s, e in py_hex_runs(data):
+        if e - s != DIGEST_LENGTH or s < lo:
+            continue
+        if s >= hi:
+            break
+        starts.append(s)
+        key = bytes(data[s:e])
+        seen = counts.get(key)
+        if seen is None:
+            counts[key] = [1, base + s]
+        else:
+            seen[0] += 1
+    return starts
+
+
+_PREFIX = b"sha256:"
+
+
+def py_withheld_spans(data: Data, withheld: frozenset[bytes]) -> list[tuple[int, int]]:
+    """(start, end) of each printed digest whose lower-case bytes are in ``withheld``; ``start``
+    is before a ``sha256:`` prefix where one stands."""
+    out = []
+    for start, end in py_hex_runs(data):
+        if end - start == DIGEST_LENGTH and bytes(data[start:end]).lower() in withheld:
+            head = start - len(_PREFIX) if start >= len(_PREFIX) and data[start - len(_PREFIX) : start] == _PREFIX else start
+            out.append((head, end))
+    return out
+
+
 hex_runs: Callable[[Data], list[tuple[int, int]]] = py_hex_runs
 count_starts: Callable[[Data, tuple[bytes, ...], int, int], list[int]] = py_count_starts
 email_ats: Callable[[Data, int, int], list[int]] = py_email_ats
+census: Callable[[Data, int, int, int, dict[bytes, list[int]]], list[int]] = py_census
+withheld_spans: Callable[[Data, frozenset[bytes]], list[tuple[int, int]]] = py_withheld_spans
 COMPILED = False
 
 if not os.environ.get("KITBUILD_PURE_PYTHON"):
@@ -80,4 +117,6 @@ if not os.environ.get("KITBUILD_PURE_PYTHON"):
         hex_runs = _speedups.hex_runs
         count_starts = _speedups.count_starts
         email_ats = _speedups.email_ats
+        census = _speedups.census
+        withheld_spans = _speedups.withheld_spans
         COMPILED = True

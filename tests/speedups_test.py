@@ -94,6 +94,46 @@ def test_hex_runs_agree(data):
     assert _speedups.hex_runs(data) == py_hex_runs(data)
 
 
+# -- census and withheld_spans ---------------------------------------------------------------
+
+# Digests in either case, with and without ``sha256:``, among longer runs and other bytes: what
+# the census counts by printed bytes, and what withholding compares lower-cased.
+digest_piece = st.sampled_from([b"a" * 64, b"A" * 64, DIGEST, DIGEST.upper(), b"f" * 65, b"sha256:", b"sha25", b"x", b"\n", b"ab" * 32])
+digest_data = st.lists(digest_piece, max_size=12).map(b"".join)
+WITHHELD = frozenset({b"a" * 64, DIGEST, b"f" * 64})
+
+
+@needs_c
+@settings(max_examples=300, deadline=None)
+@given(with_bounds(digest_data), st.integers(0, 1000), st.sampled_from([{}, {b"a" * 64: [2, 0]}]))
+@example((b"a" * 64 + b"A" * 64, 0, 200), 7, {})
+def test_census_agrees(bounded, base, before):
+    """C census gives py_census' offsets, and leaves the same counts, also in a census begun before."""
+    data, start, stop = bounded
+    c_counts = {k: list(v) for k, v in before.items()}
+    py_counts = {k: list(v) for k, v in before.items()}
+    assert _speedups.census(data, start, stop, base, c_counts) == speedups.py_census(data, start, stop, base, py_counts)
+    assert c_counts == py_counts
+
+
+@needs_c
+@settings(max_examples=300, deadline=None)
+@given(digest_data)
+@example(b"sha256:" + DIGEST.upper() + b"\n" + b"a" * 64)
+def test_withheld_spans_agree(data):
+    """C withheld_spans gives py_withheld_spans' spans: a digest withheld in either case, its prefix taken along."""
+    assert _speedups.withheld_spans(data, WITHHELD) == speedups.py_withheld_spans(data, WITHHELD)
+    assert _speedups.withheld_spans(bytearray(data), WITHHELD) == speedups.py_withheld_spans(bytearray(data), WITHHELD)
+
+
+def test_withheld_spans_explicit_case():
+    """Upper case is withheld as its lower case; ``sha256:`` goes with it; 65 digits are no digest."""
+    data = b"x sha256:" + DIGEST.upper() + b" " + b"f" * 65 + b" " + b"a" * 64
+    assert speedups.py_withheld_spans(data, WITHHELD) == [(2, 73), (140, 204)]
+    if _speedups is not None:
+        assert _speedups.withheld_spans(data, WITHHELD) == [(2, 73), (140, 204)]
+
+
 # -- count_starts --------------------------------------------------------------------------
 
 # Two letters make overlaps ('aa' in 'aaa', 'aba' in 'ababa') common; a byte past 0x7f catches
