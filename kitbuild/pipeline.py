@@ -16,6 +16,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import IO, Any, Iterator, Mapping, Sequence
 
+from kitbuild.allocator import keep_freed_blocks
 from kitbuild.digests import DIGEST_LENGTH, hex_runs
 from kitbuild.errors import ConfigError
 from kitbuild.leaks import LeakFinding, LeakScanner, column, distinct
@@ -284,6 +285,7 @@ _WORKER_PLAN: Plan | None = None
 def _init_worker(plan: Plan) -> None:
     global _WORKER_PLAN
     _WORKER_PLAN = plan
+    keep_freed_blocks()  # a worker rewrites chunk after chunk: no page faults for each one
 
 
 def _run_in_worker(job: FileJob) -> FileResult:

@@ -1,0 +1,35 @@
+"""The C library's allocator, told to keep big freed blocks for reuse (glibc only).
+
+A build rewrites text in chunks of 1 MiB: each chunk read, each substitution's result and each
+join is a fresh block of about that size. glibc hands blocks that large to the kernel as new
+mappings, or trims them from the heap when freed, so every chunk costs hundreds of page faults
+(a quarter of a build's time in the kernel, measured on workload B: 347,000 faults for 256 MiB).
+Keeping them in the heap, below a ceiling, takes the faults away. Only the worker processes ask
+for it: they hold a chunk or two at a time, while the main process holds a kit's results and
+must give memory back.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+
+# mallopt(3) parameters, from glibc's malloc.h.
+_M_TRIM_THRESHOLD = -1
+_M_MMAP_THRESHOLD = -3
+# Blocks up to this size come from the heap; freed heap memory up to this much is kept.
+_MMAP_FROM = 32 << 20
+_TRIM_ABOVE = 128 << 20
+
+
+def keep_freed_blocks() -> bool:
+    """Ask glibc to serve big blocks from the heap and keep them once freed; False elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt  # this process's own C library
+    except (OSError, AttributeError):  # not glibc (musl has no mallopt)
+        return False
+    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
+    mallopt.restype = ctypes.c_int
+    return bool(mallopt(_M_MMAP_THRESHOLD, _MMAP_FROM)) and bool(mallopt(_M_TRIM_THRESHOLD, _TRIM_ABOVE))
