@@ -214,6 +214,16 @@ static inline void count_at(const unsigned char *d, Py_ssize_t n, Py_ssize_t i, 
 static void scan_needles(const unsigned char *d, Py_ssize_t n, Py_ssize_t start, Py_ssize_t stop, Needles *w) {
     Py_ssize_t i = start;
 #ifdef KB_SSE2
+    if (w->count == 1 && w->lens[0] == 1) {
+        /* One byte alone (line ends): its occurrences cannot overlap, so each step's matches
+         * are counted at once. */
+        __m128i byte = _mm_set1_epi8((char)w->bytes[0][0]);
+        for (; i + 16 <= stop; i += 16)
+            w->found[0] += __builtin_popcount(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(d + i)), byte)));
+        for (; i < stop; i++)
+            w->found[0] += d[i] == w->bytes[0][0];
+        return;
+    }
     __m128i first[MAX_NEEDLES], second[MAX_NEEDLES];
     int two[MAX_NEEDLES];
     for (int k = 0; k < w->count; k++) {

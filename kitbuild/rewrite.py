@@ -21,11 +21,13 @@ import orjson
 from kitbuild.digests import DIGEST_LENGTH, PREFIX
 from kitbuild.errors import UnsafeRewriteError
 from kitbuild.matchers import FEW_LITERALS, Matcher
+from kitbuild.speedups import count_starts
 
 FORMATS = ("json", "ndjson", "yaml", "tsv", "text")
 _BY_SUFFIX = {".json": "json", ".ndjson": "ndjson", ".jsonl": "ndjson", ".yaml": "yaml", ".yml": "yaml", ".tsv": "tsv"}
 
 _JSON_STRING = rb'"(?:[^"\\\n]|\\.)*"'
+_NEWLINE = (b"\n",)
 _YAML_UNSAFE = re.compile(rb"[\r\n\t#&*!|>'\"%@`{}\[\],\\]|: |^[-?:]")
 
 
@@ -393,5 +395,5 @@ class Rewriter:
             # The header is read even when no field-scoped rule ran on the first chunk.
             first = chunk.split(b"\n", 1)[0].rstrip(b"\r")
             self._tsv_header = first.split(b"\t")
-        self.line += chunk.count(b"\n")
+        self.line += count_starts(chunk, _NEWLINE, 0, len(chunk))[0]
         return chunk
