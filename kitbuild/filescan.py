@@ -28,9 +28,7 @@ prints into lines and columns, reading the file again only when it has a finding
 from __future__ import annotations
 
 import bisect
-import contextlib
 import dataclasses
-import gc
 import hashlib
 import itertools
 import os
@@ -45,6 +43,7 @@ import orjson
 from kitbuild.kitfs import KitFS, MemberError
 from kitbuild.leaks import GENERIC_SHAPES, READER_SHAPES, ShapeFinder
 from kitbuild.literals import LiteralFinder
+from kitbuild.memory import collector_paused
 from kitbuild.progress import SILENT, Progress
 from kitbuild.rewrite import format_of
 from kitbuild.schema import key_path
@@ -809,7 +808,7 @@ def _init_worker(kit: KitFS, plan: ScanPlan) -> None:
 def _scan_chunk(paths: list[str]) -> list[FileScan]:
     assert _WORKER is not None
     kit, plan = _WORKER
-    with _no_collector():
+    with collector_paused():
         return [scan_file(kit, p, plan) for p in paths]
 
 
@@ -819,21 +818,8 @@ def scan_files(kit: KitFS, paths: Sequence[str], sizes: Sequence[int], plan: Sca
     ``sizes`` (the files' sizes as listed) only balance the work. ``progress`` is told the files
     and bytes as their scans arrive.
     """
-    with _no_collector():
+    with collector_paused():
         return _scan_files(kit, paths, sizes, plan, jobs, progress)
-
-
-@contextlib.contextmanager
-def _no_collector() -> Iterator[None]:
-    """The cyclic garbage collector paused: scans make no reference cycles, and its passes over a
-    growing dict of 100,000 scans cost a tenth of a large kit's verify."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _scan_files(kit: KitFS, paths: Sequence[str], sizes: Sequence[int], plan: ScanPlan, jobs: int, progress: Progress) -> dict[str, FileScan]:

@@ -33,7 +33,7 @@ import zlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, BinaryIO, Callable, Iterator, cast
+from typing import IO, Any, BinaryIO, Callable, Iterator, NamedTuple, cast
 
 from kitbuild.errors import EXIT_FINDINGS, EXIT_USAGE, KitbuildError
 from kitbuild.findings import Finding
@@ -61,9 +61,11 @@ class MemberError(KitbuildError):
         self.kind = kind  # "refused", "missing", "special" or "unreadable"
 
 
-@dataclass(frozen=True, slots=True)
-class Member:
-    """One entry of a kit: its kit path ('/'-separated), its kind and, for a file, its size."""
+class Member(NamedTuple):
+    """One entry of a kit: its kit path ('/'-separated), its kind and, for a file, its size.
+
+    A named tuple: a kit of 100,000 files lists 100,000 of them, and a tuple is built in C.
+    """
 
     path: str
     kind: str
@@ -144,27 +146,30 @@ class FolderKit(KitFS):
     def members(self) -> Iterator[Member]:
         found: list[Member] = []
 
-        def visit(folder: Path, rel: str) -> None:
+        def visit(folder: str, rel: str) -> None:
             try:
                 entries = list(os.scandir(folder))
             except OSError:
                 found.append(Member(rel, OTHER))
                 return
+            prefix = rel + "/" if rel else ""
             for entry in entries:
-                path = f"{rel}/{entry.name}" if rel else entry.name
+                path = prefix + entry.name
                 st = entry.stat(follow_symlinks=False)
-                if stat.S_ISLNK(st.st_mode):
-                    found.append(Member(path, SYMLINK))
-                elif stat.S_ISDIR(st.st_mode):
-                    found.append(Member(path, DIR))
-                    visit(Path(entry.path), path)
-                elif stat.S_ISREG(st.st_mode):
+                mode = st.st_mode
+                if stat.S_ISREG(mode):
                     found.append(Member(path, FILE, st.st_size))
+                elif stat.S_ISDIR(mode):
+                    found.append(Member(path, DIR))
+                    visit(entry.path, path)
+                elif stat.S_ISLNK(mode):
+                    found.append(Member(path, SYMLINK))
                 else:
                     found.append(Member(path, OTHER))
 
-        visit(self.root, "")
-        return iter(sorted(found, key=lambda m: m.path))
+        visit(str(self.root), "")
+        found.sort()  # by path: no two members share one
+        return iter(found)
 
     def open(self, path: str) -> BinaryIO:
         why = refusal(path)

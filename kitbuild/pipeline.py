@@ -16,7 +16,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import IO, Any, Iterator, Mapping, Sequence
 
-from kitbuild.allocator import keep_freed_blocks
+from kitbuild.memory import keep_freed_blocks
 from kitbuild.digests import DIGEST_LENGTH, hex_runs
 from kitbuild.errors import ConfigError
 from kitbuild.leaks import LeakFinding, LeakScanner, column, distinct

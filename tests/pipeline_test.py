@@ -199,6 +199,6 @@ def test_workers_keep_freed_blocks_where_glibc_lets_them():
     import platform
     import sys
 
-    from kitbuild.allocator import keep_freed_blocks
+    from kitbuild.memory import keep_freed_blocks
 
     assert keep_freed_blocks() is (sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc")

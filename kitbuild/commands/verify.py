@@ -29,6 +29,7 @@ from kitbuild.figures.verify import check_figures
 from kitbuild.findings import Finding
 from kitbuild.jsonfile import dump_json
 from kitbuild.kitfs import DIR, FILE, OTHER, SYMLINK, ArchiveLimits, KitFS, MemberError, NotAKitError, open_kit, refusal
+from kitbuild.memory import collector_paused
 from kitbuild.pages import TemplateError, page_context, render_pages
 from kitbuild.progress import SILENT, Progress
 from kitbuild.schema import key_path, load_schema, schema_errors
@@ -213,7 +214,11 @@ def verify(
     ``jobs`` worker processes read the files (default: one per core); the report is the same
     for any number. ``progress`` is told the files and bytes read as they are read.
     """
-    fs = open_kit(kit, limits)
+    with collector_paused():
+        return _verify(open_kit(kit, limits), str(kit), jobs, progress)
+
+
+def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> VerifyReport:
     checks = new_checks()
     findings: list[Finding] = []
 
@@ -475,7 +480,7 @@ def verify(
     checks["figures"].skipped = figures.skipped
 
     file_findings(checks, findings)
-    return VerifyReport(str(kit), list(checks.values()))
+    return VerifyReport(kit, list(checks.values()))
 
 
 def _check_sums(data: bytes, listed: Mapping[str, Mapping[str, Any]], records: set[str]) -> list[Finding]:

@@ -1,6 +1,6 @@
-"""The C library's allocator, told to keep big freed blocks for reuse (glibc only).
+"""Memory management on the hot paths: the C allocator's thresholds, and the cyclic collector.
 
-A build rewrites text in chunks of 1 MiB: each chunk read, each substitution's result and each
+The C library's allocator, told to keep big freed blocks for reuse (glibc only): a build rewrites text in chunks of 1 MiB: each chunk read, each substitution's result and each
 join is a fresh block of about that size. glibc hands blocks that large to the kernel as new
 mappings, or trims them from the heap when freed, so every chunk costs hundreds of page faults
 (a quarter of a build's time in the kernel, measured on workload B: 347,000 faults for 256 MiB).
@@ -11,8 +11,11 @@ must give memory back.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import gc
 import sys
+from typing import Iterator
 
 # mallopt(3) parameters, from glibc's malloc.h.
 _M_TRIM_THRESHOLD = -1
@@ -33,3 +36,20 @@ def keep_freed_blocks() -> bool:
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     mallopt.restype = ctypes.c_int
     return bool(mallopt(_M_MMAP_THRESHOLD, _MMAP_FROM)) and bool(mallopt(_M_TRIM_THRESHOLD, _TRIM_ABOVE))
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused for the block.
+
+    Listing and scanning a kit makes a few objects per file and no reference cycles; with
+    100,000 files, the collector's repeated passes over everything still alive cost about a
+    tenth of the work. Reference counting frees all of it as before.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
