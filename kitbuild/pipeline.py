@@ -300,9 +300,8 @@ def run_files(jobs: Sequence[FileJob], plan: Plan, workers: int, progress: Progr
     workers in batches, a few at a time: handing a pool 100,000 jobs at once would hold all of
     them, pickled, in memory.
     """
-    for job in jobs:
-        if job.dst:
-            os.makedirs(os.path.dirname(job.dst), exist_ok=True)
+    for folder in {os.path.dirname(job.dst) for job in jobs if job.dst}:  # each folder once
+        os.makedirs(folder, exist_ok=True)
     results: list[FileResult] = []
     if workers <= 1 or len(jobs) < 2:
         for job in jobs:
