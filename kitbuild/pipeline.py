@@ -147,7 +147,9 @@ def run_file(job: FileJob, plan: Plan) -> FileResult:
             tail_lines = 0  # line ends in the tail the window starts with
             tail_col = 0  # bytes of the tail's first line that came before it
             chunks: Iterator[bytes | memoryview] = _blocks(src, head, plan.chunk_size) if binary else line_chunks(src, plan.chunk_size, head)
+            n_chunks = 0
             for chunk in chunks:
+                n_chunks += 1
                 if rewriter is None:
                     out = chunk
                 else:
@@ -207,7 +209,13 @@ def run_file(job: FileJob, plan: Plan) -> FileResult:
                     del held[:cut]  # from the front of a bytearray: the start just moves
                     tail_lines = count_starts(held, _NEWLINE, 0, len(held))[0]
             if sink is not None and not copied:
-                _copy_prefix(src, sink, n_out, job.kit_path)  # a file no rule changed: copied whole, in the kernel
+                # A file no rule changed. Read in one chunk (most records): the bytes in hand are
+                # written, which costs less than a kernel copy for a small file; else the kernel
+                # copies it whole.
+                if n_chunks == 1 and isinstance(chunk, bytes):
+                    sink.write(chunk)
+                else:
+                    _copy_prefix(src, sink, n_out, job.kit_path)
     finally:
         if sink is not None:
             sink.close()

@@ -115,7 +115,8 @@ class _Whole:
 
 
 # Each matcher's steps for whole JSON values (see Rewriter._whole_values), made once per process.
-_WHOLE_STEPS: "weakref.WeakKeyDictionary[Matcher, list[_Whole] | None]" = weakref.WeakKeyDictionary()
+# (Held in a 1-tuple: None is an answer too, "too many names for steps".)
+_WHOLE_STEPS: "weakref.WeakKeyDictionary[Matcher, tuple[list[_Whole] | None]]" = weakref.WeakKeyDictionary()
 
 
 class Rewriter:
@@ -310,9 +311,10 @@ class Rewriter:
         """
         if index in self._whole:
             return self._whole[index]
-        if matcher in _WHOLE_STEPS:
-            steps = self._whole[index] = _WHOLE_STEPS[matcher]
-            return steps
+        made = _WHOLE_STEPS.get(matcher)
+        if made is not None:
+            self._whole[index] = made[0]
+            return made[0]
         assert matcher.fields is not None
         table = matcher.table()
         result: list[_Whole] | None = None
@@ -328,7 +330,8 @@ class Rewriter:
                 key = field.encode("utf-8")
                 for name, rep in ordered:
                     result.append(_Whole.make(key, name, safes[rep], keeps_gone))
-        self._whole[index] = _WHOLE_STEPS[matcher] = result
+        self._whole[index] = result
+        _WHOLE_STEPS[matcher] = (result,)
         return result
 
     def _field_spans(self, index: int, fields: Sequence[str], chunk: bytes) -> list[tuple[int, int]]:

@@ -53,6 +53,10 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(out) + r"\Z")
 
 
+def _where(source: Source, rel: str) -> str:
+    return f"sources[{source.index}] ({source.as_}): {rel}"
+
+
 def _walk(source: Source) -> list[tuple[str, str]]:
     """(relative path, file to read) for every regular file under the source, sorted.
 
@@ -65,8 +69,8 @@ def _walk(source: Source) -> list[tuple[str, str]]:
     # twice by different names (a link beside the folder it names) is listed under both.
     walking: set[Path] = set()
 
-    def visit(folder: Path, rel: str) -> None:
-        real = folder.resolve()
+    def visit(folder: str, rel: str) -> None:
+        real = Path(folder).resolve()
         if real in walking:
             return
         walking.add(real)
@@ -76,34 +80,35 @@ def _walk(source: Source) -> list[tuple[str, str]]:
             raise ConfigError(f"sources[{source.index}] ({source.as_}): a folder cannot be read: {rel or '.'} ({exc.strerror}).") from None
         for name in names:
             child_rel = f"{rel}/{name}" if rel else name
-            if any(r.match(child_rel) for r in excludes):
+            if excludes and any(r.match(child_rel) for r in excludes):
                 # Skipped before it is looked at: the errors below tell the user to exclude it.
                 continue
-            child = folder / name
-            where = f"sources[{source.index}] ({source.as_}): {child_rel}"
+            # Strings, not Path objects, on this path: it runs once per file of the source.
+            child = os.path.join(folder, name)
             if "\\" in name or "\n" in name or "\r" in name:
-                raise ConfigError(f"{where}: a file name with a backslash or a line break cannot be listed in SHA256SUMS; rename it or exclude it.")
-            try:
-                name.encode("utf-8")
-            except UnicodeEncodeError:
-                raise ConfigError(f"{where}: the file name is not UTF-8; rename it or exclude it.") from None
+                raise ConfigError(f"{_where(source, child_rel)}: a file name with a backslash or a line break cannot be listed in SHA256SUMS; rename it or exclude it.")
+            if not name.isascii():
+                try:
+                    name.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise ConfigError(f"{_where(source, child_rel)}: the file name is not UTF-8; rename it or exclude it.") from None
             info = os.lstat(child)
             if stat.S_ISLNK(info.st_mode):
-                target = child.resolve()
+                target = Path(child).resolve()
                 if not (target == root or root in target.parents):
-                    raise ConfigError(f"{where}: is a symlink that points outside its source; kitbuild refuses it. Copy the file in, or exclude the link.")
+                    raise ConfigError(f"{_where(source, child_rel)}: is a symlink that points outside its source; kitbuild refuses it. Copy the file in, or exclude the link.")
                 if not target.exists():
-                    raise ConfigError(f"{where}: is a broken symlink; remove it or exclude it.")
+                    raise ConfigError(f"{_where(source, child_rel)}: is a broken symlink; remove it or exclude it.")
                 info = os.stat(child)
             if stat.S_ISDIR(info.st_mode):
                 visit(child, child_rel)
             elif stat.S_ISREG(info.st_mode):
-                found.append((child_rel, str(child)))
+                found.append((child_rel, child))
             else:
-                raise ConfigError(f"{where}: is not a regular file (a device, FIFO or socket); exclude it.")
+                raise ConfigError(f"{_where(source, child_rel)}: is not a regular file (a device, FIFO or socket); exclude it.")
         walking.discard(real)
 
-    visit(source.path, "")
+    visit(str(source.path), "")
     found.sort()
     return found
 
