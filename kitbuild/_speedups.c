@@ -363,6 +363,18 @@ static PyObject *email_ats(PyObject *self, PyObject *const *args, Py_ssize_t nar
     return offsets_list(&out, 1);
 }
 
+/* The hex runs of a buffer, found without the GIL; -1 with MemoryError set if they did not fit. */
+static int find_runs(Py_buffer *view, Offsets *runs) {
+    Py_BEGIN_ALLOW_THREADS
+    scan_hex_runs((const unsigned char *)view->buf, view->len, runs);
+    Py_END_ALLOW_THREADS
+    if (runs->failed) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
 /* The runs of exactly DIGEST_LENGTH hex digits whose start is in [start, stop): a census.
  * Each is counted in ``counts`` under its bytes as printed ([count, base + offset of the first]),
  * and the list of their offsets is returned. The scan runs without the GIL; the counting, a
@@ -392,15 +404,7 @@ static PyObject *census(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     clamp(view.len, &start, &stop);
     const char *d = (const char *)view.buf;
-    Py_BEGIN_ALLOW_THREADS
-    scan_hex_runs((const unsigned char *)d, view.len, &runs);
-    Py_END_ALLOW_THREADS
-    if (runs.failed) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    starts = PyList_New(0);
-    if (starts == NULL)
+    if (find_runs(&view, &runs) < 0 || (starts = PyList_New(0)) == NULL)
         goto done;
     for (Py_ssize_t k = 0; k + 1 < runs.len; k += 2) {
         Py_ssize_t s = runs.items[k], e = runs.items[k + 1];
@@ -466,15 +470,7 @@ static PyObject *withheld_spans(PyObject *self, PyObject *const *args, Py_ssize_
     if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
         return NULL;
     const char *d = (const char *)view.buf;
-    Py_BEGIN_ALLOW_THREADS
-    scan_hex_runs((const unsigned char *)d, view.len, &runs);
-    Py_END_ALLOW_THREADS
-    if (runs.failed) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    out = PyList_New(0);
-    if (out == NULL)
+    if (find_runs(&view, &runs) < 0 || (out = PyList_New(0)) == NULL)
         goto done;
     for (Py_ssize_t k = 0; k + 1 < runs.len; k += 2) {
         Py_ssize_t s = runs.items[k], e = runs.items[k + 1];
