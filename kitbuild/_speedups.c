@@ -190,9 +190,7 @@ static PyObject *hex_runs(PyObject *self, PyObject *arg) {
  * non-overlapping ones found from the left, as ``data.count(needle, start, stop + len(needle) -
  * 1)`` counts them.
  *
- * All needles are counted in one walk. The first two bytes of every needle are compared 16
- * positions at a time; the few positions where some needle's first two bytes stand are compared
- * whole. A one-byte needle is found by its byte alone. */
+ * All needles are counted in one walk, 16 positions at a time. */
 typedef struct {
     const unsigned char *bytes[MAX_NEEDLES];
     Py_ssize_t lens[MAX_NEEDLES];
@@ -201,14 +199,18 @@ typedef struct {
     int count;
 } Needles;
 
-static inline void count_at(const unsigned char *d, Py_ssize_t n, Py_ssize_t i, Needles *w) {
-    for (int k = 0; k < w->count; k++) {
-        Py_ssize_t len = w->lens[k];
-        if (i >= w->next[k] && len <= n - i && d[i] == w->bytes[k][0] && memcmp(d + i, w->bytes[k], (size_t)len) == 0) {
-            w->found[k]++;
-            w->next[k] = i + len;
-        }
+/* Needle k at d[i], if it stands there whole and does not overlap its last counted occurrence. */
+static inline void count_one(const unsigned char *d, Py_ssize_t n, Py_ssize_t i, Needles *w, int k) {
+    Py_ssize_t len = w->lens[k];
+    if (i >= w->next[k] && len <= n - i && d[i] == w->bytes[k][0] && memcmp(d + i, w->bytes[k], (size_t)len) == 0) {
+        w->found[k]++;
+        w->next[k] = i + len;
     }
+}
+
+static inline void count_at(const unsigned char *d, Py_ssize_t n, Py_ssize_t i, Needles *w) {
+    for (int k = 0; k < w->count; k++)
+        count_one(d, n, i, w, k);
 }
 
 static void scan_needles(const unsigned char *d, Py_ssize_t n, Py_ssize_t start, Py_ssize_t stop, Needles *w) {
@@ -224,27 +226,32 @@ static void scan_needles(const unsigned char *d, Py_ssize_t n, Py_ssize_t start,
             w->found[0] += d[i] == w->bytes[0][0];
         return;
     }
-    __m128i first[MAX_NEEDLES], second[MAX_NEEDLES];
-    int two[MAX_NEEDLES];
+    /* Each needle is looked for apart, by up to its first three bytes, so a candidate is a
+     * position where that needle's first three bytes stand: in text, where a needle's first two
+     * letters are common ("re" of "records"), a third rules out most. */
+    __m128i first[MAX_NEEDLES], second[MAX_NEEDLES], third[MAX_NEEDLES];
+    int len[MAX_NEEDLES];
     for (int k = 0; k < w->count; k++) {
+        len[k] = w->lens[k] < 3 ? (int)w->lens[k] : 3;
         first[k] = _mm_set1_epi8((char)w->bytes[k][0]);
-        two[k] = w->lens[k] > 1;
-        second[k] = _mm_set1_epi8((char)(two[k] ? w->bytes[k][1] : 0));
+        second[k] = _mm_set1_epi8((char)(len[k] > 1 ? w->bytes[k][1] : 0));
+        third[k] = _mm_set1_epi8((char)(len[k] > 2 ? w->bytes[k][2] : 0));
     }
-    for (; i + 16 <= stop && i + 17 <= n; i += 16) {
+    for (; i + 16 <= stop && i + 18 <= n; i += 16) {
         __m128i a = _mm_loadu_si128((const __m128i *)(d + i));
         __m128i b = _mm_loadu_si128((const __m128i *)(d + i + 1));
-        __m128i hit = _mm_setzero_si128();
+        __m128i c = _mm_loadu_si128((const __m128i *)(d + i + 2));
         for (int k = 0; k < w->count; k++) {
             __m128i m = _mm_cmpeq_epi8(a, first[k]);
-            if (two[k])
+            if (len[k] > 1)
                 m = _mm_and_si128(m, _mm_cmpeq_epi8(b, second[k]));
-            hit = _mm_or_si128(hit, m);
-        }
-        int mask = _mm_movemask_epi8(hit);
-        while (mask) {
-            count_at(d, n, i + __builtin_ctz(mask), w);
-            mask &= mask - 1;
+            if (len[k] > 2)
+                m = _mm_and_si128(m, _mm_cmpeq_epi8(c, third[k]));
+            int mask = _mm_movemask_epi8(m);
+            while (mask) {
+                count_one(d, n, i + __builtin_ctz(mask), w, k);
+                mask &= mask - 1;
+            }
         }
     }
 #endif
