@@ -3,12 +3,14 @@
 Each file is read once, in fixed-size blocks, whatever its line lengths (a kit from anywhere may
 hold a 100 MB line). In that pass it is hashed, compared with the page it should be, and searched
 for the digests it prints, the placeholder, the words the rules wrote and leak shapes. Every
-search is a C-level primitive over the whole block (``bytes.count``, ``bytes.translate``, an
-Aho–Corasick automaton, a regular expression with a literal first byte); Python runs per match,
-never per byte or per line.
+search is a C-level pass over the whole block (the scans of :mod:`kitbuild.speedups`, an
+Aho–Corasick automaton, a regular expression from a candidate found in C); Python runs per
+match, never per byte or per line. A file up to a block is read with one call and searched
+where it lies (:func:`_scan_one`).
 
-Searches run over a window: a little context before, the bytes carried from the previous block,
-then the new block. A match is taken only if it starts in the window's settled part, which ends
+A larger file is read into one buffer each process reuses, and searched over a window kept in a
+bytearray: a little context before, the bytes carried from the previous block, then the new
+block. A match is taken only if it starts in the window's settled part, which ends
 at the last line end at least :data:`_MARGIN` bytes before the window's end (or, inside a line
 longer than that, :data:`_MARGIN` bytes before the end), so a match is never cut by a block edge
 and never counted twice.
