@@ -201,6 +201,8 @@ class FolderKit(KitFS):
         if why:
             raise MemberError(path, why, "refused")
         folder, _, name = path.rpartition("/")
+        if len(self.__dict__.get("_dirs", ())) + folder.count("/") + 2 > self._HELD_DIRS:
+            self.close()  # room for every folder on this path, which the walk below may open
         parent = self._dir_fd(path, folder)
         flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
         try:
@@ -221,8 +223,6 @@ class FolderKit(KitFS):
         held = dirs.get(folder)
         if held is not None:
             return held
-        if len(dirs) >= self._HELD_DIRS:
-            self.close()
         flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
         if not folder:
             fd = os.open(self.root, flags)

@@ -304,6 +304,28 @@ def test_the_reader_refuses_paths_through_a_symlinked_folder(copy: Path, way: st
     kit.close()
 
 
+def test_open_fd_keeps_a_bounded_number_of_folders_open_and_lets_them_go(tmp_path: Path) -> None:
+    # More folders than the reader keeps open: it lets go of them and opens again as it goes, and
+    # every file still reads as itself; close() leaves no descriptor behind.
+    many = FolderKit._HELD_DIRS + 40
+    for i in range(many):
+        (tmp_path / f"d{i:03d}" / "deeper").mkdir(parents=True)
+        (tmp_path / f"d{i:03d}" / "deeper" / "f.txt").write_bytes(b"file %d\n" % i)
+    kit = FolderKit(tmp_path)
+    before = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
+    for i in list(range(many)) + [0, many - 1]:
+        fd = kit.open_fd(f"d{i:03d}/deeper/f.txt")
+        assert fd is not None
+        try:
+            assert os.read(fd, 100) == b"file %d\n" % i
+        finally:
+            os.close(fd)
+        assert len(kit.__dict__.get("_dirs", {})) <= FolderKit._HELD_DIRS
+    kit.close()
+    if before is not None:
+        assert len(os.listdir("/proc/self/fd")) == before
+
+
 @pytest.mark.parametrize("way", ["open", "open_fd"])
 def test_the_reader_refuses_what_is_not_a_regular_file(copy: Path, way: str) -> None:
     os.mkfifo(copy / "fifo")
