@@ -60,5 +60,6 @@ class SpeedupsHook(BuildHookInterface):  # type: ignore[misc]
         build_data["infer_tag"] = True
 
     def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:
-        if self._work is not None:
-            shutil.rmtree(self._work, ignore_errors=True)
+        work = getattr(self, "_work", None)  # the temporary build folder, once the wheel holds its file
+        if work is not None:
+            shutil.rmtree(work, ignore_errors=True)
