@@ -7,11 +7,9 @@ in C where it was compiled, with ``bytes.translate`` and ``bytes.find`` where no
 
 from __future__ import annotations
 
-from kitbuild.speedups import DIGEST_LENGTH, hex_runs
+from kitbuild.speedups import DIGEST_LENGTH, PREFIX, hex_runs
 
 __all__ = ["DIGEST_LENGTH", "PREFIX", "hex_runs", "printed_digests"]
-
-PREFIX = b"sha256:"
 
 
 def printed_digests(data: bytes) -> list[tuple[int, int, str]]:

@@ -45,7 +45,7 @@ import orjson
 from kitbuild.kitfs import KitFS, MemberError
 from kitbuild.leaks import GENERIC_SHAPES, READER_SHAPES, ShapeFinder
 from kitbuild.literals import LiteralFinder
-from kitbuild.memory import collector_paused
+from kitbuild.memory import collector_paused, read_blocks
 from kitbuild.progress import SILENT, Progress
 from kitbuild.rewrite import format_of
 from kitbuild.schema import key_path
@@ -624,23 +624,6 @@ def _blocks(stream: BinaryIO, size: int, tick: Callable[[int], None] | None = No
         yield block
 
 
-_STAGE: bytearray | None = None
-
-
-def _read_into(fd: int, size: int, tick: Callable[[int], None] | None) -> Iterator[memoryview]:
-    """Blocks of a plain file, each read into one buffer that this process reuses for every
-    file: no allocation and no fresh pages per block."""
-    global _STAGE
-    if _STAGE is None or len(_STAGE) != size:
-        _STAGE = bytearray(size)
-    stage = _STAGE
-    view = memoryview(stage)
-    while n := os.readv(fd, [stage]):
-        if tick is not None:
-            tick(n)
-        yield view[:n]
-
-
 def scan_file(kit: KitFS, path: str, plan: ScanPlan, tick: Callable[[int], None] | None = None) -> FileScan:
     """Read ``path`` once and scan it; a file that cannot be opened gives a scan with ``error``.
 
@@ -679,7 +662,15 @@ def _scan_fd(path: str, fd: int, plan: ScanPlan, tick: Callable[[int], None] | N
         if len(data) <= size:
             return scan_blocks(path, (data,), plan)
         head = (data,)
-    return scan_blocks(path, itertools.chain(head, _read_into(fd, plan.block_size, tick)), plan)
+    blocks = read_blocks(lambda buffer: os.readv(fd, [buffer]), plan.block_size)
+    return scan_blocks(path, itertools.chain(head, blocks if tick is None else _ticking(blocks, tick)), plan)
+
+
+def _ticking(blocks: Iterable[memoryview], tick: Callable[[int], None]) -> Iterator[memoryview]:
+    """``blocks``, telling ``tick`` each one's size (a progress bar's bytes)."""
+    for block in blocks:
+        tick(len(block))
+        yield block
 
 
 def scan_bytes(path: str, data: bytes, plan: ScanPlan) -> FileScan:

@@ -15,7 +15,7 @@ import contextlib
 import ctypes
 import gc
 import sys
-from typing import Iterator
+from typing import Callable, Iterator
 
 # mallopt(3) parameters, from glibc's malloc.h.
 _M_TRIM_THRESHOLD = -1
@@ -53,3 +53,24 @@ def collector_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+# Block buffers not in use, kept for the next reader in this process.
+_SPARE: list[bytearray] = []
+
+
+def read_blocks(readinto: Callable[[bytearray], int], size: int) -> Iterator[memoryview]:
+    """Blocks of up to ``size`` bytes, each read (by ``readinto``) into one buffer that is reused
+    for every block and, once done, by the next reader: no allocation and no fresh pages per
+    block. Each block is a view that the next read overwrites; the caller copies what it keeps.
+    """
+    # Taken out of the spares while this reader runs: another reader beside it gets its own.
+    at = next((i for i, b in enumerate(_SPARE) if len(b) == size), None)
+    stage = bytearray(size) if at is None else _SPARE.pop(at)
+    try:
+        view = memoryview(stage)
+        while n := readinto(stage):
+            yield view[:n]
+    finally:
+        _SPARE.append(stage)
+        del _SPARE[:-2]  # two at most: the newest

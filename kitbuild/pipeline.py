@@ -16,7 +16,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import IO, Any, Iterator, Mapping, Sequence
 
-from kitbuild.memory import keep_freed_blocks
+from kitbuild.memory import keep_freed_blocks, read_blocks
 from kitbuild.digests import DIGEST_LENGTH, hex_runs
 from kitbuild.errors import ConfigError
 from kitbuild.leaks import LeakFinding, LeakScanner, column, distinct
@@ -270,21 +270,12 @@ def _digest_leak(path: str, chunk: Data, first_line: int, pos: int, what: str, c
     return LeakFinding(path, first_line + chunk.count(b"\n", 0, pos), column(chunk, pos, col0), what)
 
 
-_STAGE: bytearray | None = None
-
-
 def _blocks(stream: IO[bytes], head: bytes, size: int) -> Iterator[bytes | memoryview]:
-    """``head``, then the rest of ``stream`` in blocks read into one buffer this process reuses:
-    each block is a view that the next read overwrites."""
-    global _STAGE
+    """``head``, then the rest of ``stream`` in blocks read into a reused buffer (see
+    :func:`kitbuild.memory.read_blocks`)."""
     if head:
         yield head
-    if _STAGE is None or len(_STAGE) != size:
-        _STAGE = bytearray(size)
-    stage = _STAGE
-    view = memoryview(stage)
-    while n := stream.readinto(stage):  # type: ignore[attr-defined]
-        yield view[:n]
+    yield from read_blocks(stream.readinto, size)  # type: ignore[attr-defined]
 
 
 _WORKER_PLAN: Plan | None = None

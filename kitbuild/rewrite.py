@@ -133,7 +133,6 @@ class Rewriter:
         self._field_res: dict[int, re.Pattern[bytes]] = {}
         self._safe_cache: dict[bytes, bytes] = {}
         self._templates: dict[bytes, bytes] = {}
-        self._whole: dict[int, list[_Whole] | None] = {}
 
     # -- one region --------------------------------------------------------------------------
 
@@ -266,7 +265,7 @@ class Rewriter:
         """
         assert matcher.fields is not None
         table = matcher.table()
-        whole = self._whole_values(index, matcher, chunk)
+        whole = self._whole_values(matcher, chunk)
         if whole is not None:
             # A value that is exactly one name is replaced in C, one field and name at a time;
             # only if a name is still in the chunk after that is each value searched.
@@ -302,18 +301,15 @@ class Rewriter:
         self.counts[index] += fired
         return chunk
 
-    def _whole_values(self, index: int, matcher: Matcher, chunk: bytes) -> list[_Whole] | None:
+    def _whole_values(self, matcher: Matcher, chunk: bytes) -> list[_Whole] | None:
         """One step per field and name for JSON values that are exactly one name, or None for too many.
 
         The steps depend on the matcher alone (JSON escapes any replacement the same way), so a
         process makes them once for all its files: a kit of 100,000 small records spent a
         quarter of its build compiling them file by file.
         """
-        if index in self._whole:
-            return self._whole[index]
         made = _WHOLE_STEPS.get(matcher)
         if made is not None:
-            self._whole[index] = made[0]
             return made[0]
         assert matcher.fields is not None
         table = matcher.table()
@@ -330,7 +326,6 @@ class Rewriter:
                 key = field.encode("utf-8")
                 for name, rep in ordered:
                     result.append(_Whole.make(key, name, safes[rep], keeps_gone))
-        self._whole[index] = result
         _WHOLE_STEPS[matcher] = (result,)
         return result
 

@@ -17,6 +17,7 @@ from typing import Callable
 # Bytes a scan searches: a file's block, or the window a streaming scan keeps in a bytearray.
 Data = bytes | bytearray
 DIGEST_LENGTH = 64
+PREFIX = b"sha256:"  # what a record may print before a digest
 MAX_NEEDLES = 16
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 _TABLE = bytes(0x78 if i in _HEX else 0x20 for i in range(256))
@@ -87,7 +88,6 @@ def py_census(data: Data, start: int, stop: int, base: int, counts: dict[bytes, 
     return starts
 
 
-_PREFIX = b"sha256:"
 
 
 def py_withheld_spans(data: Data, withheld: frozenset[bytes]) -> list[tuple[int, int]]:
@@ -96,7 +96,7 @@ def py_withheld_spans(data: Data, withheld: frozenset[bytes]) -> list[tuple[int,
     out = []
     for start, end in py_hex_runs(data):
         if end - start == DIGEST_LENGTH and bytes(data[start:end]).lower() in withheld:
-            head = start - len(_PREFIX) if start >= len(_PREFIX) and data[start - len(_PREFIX) : start] == _PREFIX else start
+            head = start - len(PREFIX) if start >= len(PREFIX) and data[start - len(PREFIX) : start] == PREFIX else start
             out.append((head, end))
     return out
 

@@ -9,6 +9,7 @@ own pieces and the characters their boundaries care about.
 from __future__ import annotations
 
 import hypothesis.strategies as st
+import pytest
 from hypothesis import given, settings
 
 from kitbuild.literals import LiteralFinder
@@ -46,19 +47,11 @@ def through_substitutions(matcher: Matcher, data: bytes) -> tuple[bytes, int]:
     return data, total
 
 
+@pytest.mark.parametrize(("primitive", "pairs"), [("path_prefix", PATHS), ("literal_names", NAMES)])
 @settings(max_examples=400, deadline=None)
-@given(texts)
-def test_path_prefix_paths_agree(data: bytes) -> None:
-    m = Matcher("path_prefix", pairs=PATHS)
-    want = reference(m, data)
-    assert through_finder(m, data) == want
-    assert through_substitutions(m, data) == want
-
-
-@settings(max_examples=400, deadline=None)
-@given(texts)
-def test_literal_names_paths_agree(data: bytes) -> None:
-    m = Matcher("literal_names", pairs=NAMES)
+@given(data=texts)
+def test_the_finder_and_the_substitutions_give_the_reference(primitive: str, pairs: dict[str, str], data: bytes) -> None:
+    m = Matcher(primitive, pairs=pairs)
     want = reference(m, data)
     assert through_finder(m, data) == want
     assert through_substitutions(m, data) == want

@@ -193,12 +193,3 @@ def test_a_source_digest_given_gives_the_same_result(tmp_path, size, data):
     assert given == hashed
     assert (tmp_path / "a").read_bytes() == (tmp_path / "b").read_bytes()
 
-
-def test_workers_keep_freed_blocks_where_glibc_lets_them():
-    # On glibc, mallopt accepts both settings; elsewhere the call is a no-op that says so.
-    import platform
-    import sys
-
-    from kitbuild.memory import keep_freed_blocks
-
-    assert keep_freed_blocks() is (sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc")
