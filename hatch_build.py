@@ -50,7 +50,7 @@ class SpeedupsHook(BuildHookInterface):  # type: ignore[misc]
         try:
             built = compile_speedups(root, self._work)
         except Exception as exc:  # no compiler, no headers: the pure-Python twins serve
-            self.app.display_warning(f"kitbuild: C speed-ups not compiled ({exc}); the pure-Python scans will be used")
+            self.app.display_warning(f"kitbuild: C speed-ups not compiled ({exc}); the pure-Python scans will be used, with the same results. For the faster ones, install a C compiler and Python's headers, then install kitbuild again.")
             return
         if version == "editable":
             shutil.copyfile(built, root / "kitbuild" / built.name)
