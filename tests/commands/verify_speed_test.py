@@ -308,3 +308,38 @@ def test_a_folder_listed_without_sizes_lists_the_same_members(tmp_path: Path) ->
     assert {m.kind for m in without} == {"file", "dir", "symlink", "other"}
     assert [m.size for m in with_sizes if m.kind == "file"] == [2, 3]
     assert all(m.size is None for m in without)
+
+
+def test_a_pool_sends_back_every_kind_of_finding_a_file_alone_can_hold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Workers send a file with nothing to report as its size and digest alone; each file here
+    # holds exactly one thing that makes it worth more, so none of them may be sent short.
+    digest = hashlib.sha256(b"x").hexdigest()
+    files = {
+        "r/plain.txt": b"nothing to see\n",
+        "r/word.txt": b"the desktop ran it\n",
+        "r/placeholder.txt": b"sha256 withheld\n",
+        "r/digest.txt": digest.encode() + b"\n",
+        "r/leak.txt": b"read /home/alice/rows\n",
+        "r/email.txt": b"mail alice@example.org\n",
+        "r/pair.ndjson": b'{"path": "r/plain.txt", "sha256": "' + digest.encode() + b'"}\n',
+        "README.md": b"not the page\n",
+    }
+    for path, data in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_bytes(data)
+    fs = FolderKit(tmp_path)
+    paths = sorted(files)
+    plan = ScanPlan(
+        records=frozenset(p for p in paths if p.startswith("r/")),
+        paths=frozenset(paths),
+        placeholders=("withheld",),
+        words=(("desktop",),),
+        expect={"README.md": b"the page\n"},
+    )
+    serial = scan_files(fs, paths, [len(files[p]) for p in paths], plan, 1)
+    monkeypatch.setattr(filescan, "_SERIAL_BELOW_S", 0.0)
+    monkeypatch.setattr(filescan, "_CHUNKS_PER_JOB", 1)
+    pooled = scan_files(fs, paths, [len(files[p]) for p in paths], plan, 2)
+    assert {p: (*_summary(s), s.page_diff) for p, s in pooled.items()} == {p: (*_summary(s), s.page_diff) for p, s in serial.items()}
+    worth_more = {p for p, s in serial.items() if not filescan._plain(s)}
+    assert worth_more == set(paths) - {"r/plain.txt"}
