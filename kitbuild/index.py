@@ -42,7 +42,12 @@ class Entry:
 
 def sums_text(records: Iterable[Entry]) -> bytes:
     """SHA256SUMS: ``<hex>  <path>`` per record file, sorted by path."""
-    return b"".join(f"{e.sha256}  {e.path}\n".encode("utf-8") for e in sorted(records, key=lambda e: e.path))
+    return sums_of((e.path, e.sha256) for e in records)
+
+
+def sums_of(records: Iterable[tuple[str, str]]) -> bytes:
+    """SHA256SUMS from (path, hex digest) pairs: what :func:`sums_text` writes for them."""
+    return "".join(f"{sha256}  {path}\n" for path, sha256 in sorted(records)).encode("utf-8")
 
 
 def index_document(kit: str, entries: Iterable[Entry], provenance: Entry | None = None) -> dict[str, object]:
