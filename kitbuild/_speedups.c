@@ -26,6 +26,12 @@
 static unsigned char HEX[256];
 static unsigned char LABEL[256]; /* [A-Za-z0-9-]: a domain label's bytes */
 static unsigned char ALPHA[256];
+/* The boundaries of a literal rule (the regex pieces in kitbuild/speedups.py, byte for byte). */
+static unsigned char PATH_BEFORE[256]; /* [A-Za-z0-9_.~/-]: would make a path the tail of a longer one */
+static unsigned char PATH_END[256];    /* [/\s"'`,;:()\[\]{}<>|\\]: may follow a path prefix */
+static unsigned char NAME_BEFORE[256]; /* [A-Za-z0-9_.-]: would make a name part of a longer one */
+static unsigned char NAME_CHAR[256];   /* [A-Za-z0-9_-]: would continue a name */
+static unsigned char ALNUM[256];       /* [A-Za-z0-9]: after a '.', starts a further label */
 
 static void init_tables(void) {
     for (int c = 0; c < 256; c++) {
@@ -35,6 +41,12 @@ static void init_tables(void) {
         HEX[c] = digit || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
         LABEL[c] = digit || upper || lower || c == '-';
         ALPHA[c] = upper || lower;
+        ALNUM[c] = digit || upper || lower;
+        NAME_CHAR[c] = ALNUM[c] || c == '_' || c == '-';
+        NAME_BEFORE[c] = NAME_CHAR[c] || c == '.';
+        PATH_BEFORE[c] = NAME_BEFORE[c] || c == '~' || c == '/';
+        /* \s in a bytes pattern is ASCII white space alone: space and \t \n \v \f \r. */
+        PATH_END[c] = c == ' ' || (c >= '\t' && c <= '\r') || (c != 0 && strchr("/\"'`,;:()[]{}<>|\\", c) != NULL);
     }
 }
 
@@ -514,6 +526,174 @@ done:
     return out;
 }
 
+/* Where ``needle`` (m >= 1 bytes) first stands in d[0:n], or NULL. The C library's memmem is
+ * several times faster than a byte-at-a-time search; where it is missing (or KB_NO_MEMMEM asks
+ * to try the fallback), each occurrence of the first byte is found with memchr and the rest
+ * compared. */
+#if !defined(KB_NO_MEMMEM) && ((defined(__GLIBC__) && defined(_GNU_SOURCE)) || defined(__APPLE__))
+#define KB_MEMMEM 1
+#endif
+
+static const unsigned char *find_bytes(const unsigned char *d, Py_ssize_t n, const unsigned char *needle, Py_ssize_t m) {
+#ifdef KB_MEMMEM
+    return memmem(d, (size_t)n, needle, (size_t)m);
+#else
+    if (m > n)
+        return NULL;
+    const unsigned char *p = d, *last = d + (n - m);
+    while (p <= last) {
+        p = memchr(p, needle[0], (size_t)(last - p) + 1);
+        if (p == NULL)
+            return NULL;
+        if (memcmp(p + 1, needle + 1, (size_t)(m - 1)) == 0)
+            return p;
+        p++;
+    }
+    return NULL;
+#endif
+}
+
+enum { BOUNDARY_NONE = 0, BOUNDARY_PATH = 1, BOUNDARY_NAME = 2 };
+
+/* Whether d[s:e] stands at a boundary of ``kind``: the lookarounds that kitbuild.speedups'
+ * bounded_pattern puts around a literal. The start of data is a boundary; so is its end (\Z). */
+static inline int at_boundary(const unsigned char *d, Py_ssize_t n, Py_ssize_t s, Py_ssize_t e, int kind) {
+    if (kind == BOUNDARY_PATH) {
+        if (s > 0 && PATH_BEFORE[d[s - 1]])
+            return 0;
+        return e >= n || PATH_END[d[e]];
+    }
+    if (kind == BOUNDARY_NAME) {
+        if (s > 0 && NAME_BEFORE[d[s - 1]])
+            return 0;
+        if (e >= n)
+            return 1;
+        if (NAME_CHAR[d[e]])
+            return 0;
+        /* A full stop ends a sentence, unless a further label follows it. */
+        return !(d[e] == '.' && e + 1 < n && ALNUM[d[e + 1]]);
+    }
+    return 1;
+}
+
+/* The starts of the non-overlapping occurrences of lit (m >= 1 bytes) at a boundary of
+ * ``kind``, found from the left. An occurrence that fails the test is skipped by one byte, not
+ * by its length, as re's search resumes: "aa" may still stand at a boundary one byte on. */
+static void find_bounded(const unsigned char *d, Py_ssize_t n, const unsigned char *lit, Py_ssize_t m, int kind, Offsets *out) {
+    Py_ssize_t i = 0;
+    while (n - i >= m) {
+        const unsigned char *p = find_bytes(d + i, n - i, lit, m);
+        if (p == NULL)
+            return;
+        Py_ssize_t s = p - d;
+        if (at_boundary(d, n, s, s + m, kind)) {
+            offsets_push(out, s);
+            i = s + m;
+        } else {
+            i = s + 1;
+        }
+    }
+}
+
+/* d with the m bytes at each of ``starts`` replaced by rep, written into dst. */
+static void splice(char *dst, const char *d, Py_ssize_t n, const Offsets *starts, Py_ssize_t m, const char *rep, Py_ssize_t rlen) {
+    Py_ssize_t last = 0;
+    for (Py_ssize_t k = 0; k < starts->len; k++) {
+        Py_ssize_t s = starts->items[k];
+        memcpy(dst, d + last, (size_t)(s - last));
+        dst += s - last;
+        memcpy(dst, rep, (size_t)rlen);
+        dst += rlen;
+        last = s + m;
+    }
+    memcpy(dst, d + last, (size_t)(n - last));
+}
+
+static PyObject *replace_bounded(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_buffer view;
+    Offsets starts = {0};
+    PyObject *result = NULL, *out = NULL;
+    (void)self;
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "replace_bounded(data, literal, replacement, boundary)");
+        return NULL;
+    }
+    PyObject *literal = args[1], *replacement = args[2];
+    if (!PyBytes_Check(literal) || PyBytes_GET_SIZE(literal) == 0) {
+        PyErr_SetString(PyExc_ValueError, "the literal must be non-empty bytes");
+        return NULL;
+    }
+    if (!PyBytes_Check(replacement)) {
+        PyErr_SetString(PyExc_TypeError, "the replacement must be bytes");
+        return NULL;
+    }
+    long kind = PyLong_AsLong(args[3]);
+    if (kind == -1 && PyErr_Occurred())
+        return NULL;
+    if (kind < BOUNDARY_NONE || kind > BOUNDARY_NAME) {
+        PyErr_Format(PyExc_ValueError, "unknown boundary %ld", kind);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const char *d = (const char *)view.buf, *lit = PyBytes_AS_STRING(literal), *rep = PyBytes_AS_STRING(replacement);
+    Py_ssize_t n = view.len, m = PyBytes_GET_SIZE(literal), rlen = PyBytes_GET_SIZE(replacement);
+    Py_BEGIN_ALLOW_THREADS
+    find_bounded((const unsigned char *)d, n, (const unsigned char *)lit, m, (int)kind, &starts);
+    Py_END_ALLOW_THREADS
+    if (starts.failed) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (starts.len == 0) {
+        /* Nothing fired: the caller may tell so by identity, and nothing is copied. */
+        out = PyBytes_CheckExact(args[0]) ? Py_NewRef(args[0]) : PyBytes_FromStringAndSize(d, n);
+    } else {
+        if (rlen > m && starts.len > (PY_SSIZE_T_MAX - n) / (rlen - m)) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        out = PyBytes_FromStringAndSize(NULL, n + starts.len * (rlen - m));
+        if (out == NULL)
+            goto done;
+        char *dst = PyBytes_AS_STRING(out);
+        Py_BEGIN_ALLOW_THREADS
+        splice(dst, d, n, &starts, m, rep, rlen);
+        Py_END_ALLOW_THREADS
+    }
+    if (out != NULL)
+        result = Py_BuildValue("(Nn)", out, starts.len);
+done:
+    free(starts.items);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+static PyObject *contains(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_buffer view;
+    const unsigned char *at;
+    (void)self;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "contains(data, needle)");
+        return NULL;
+    }
+    if (!PyBytes_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "the needle must be bytes");
+        return NULL;
+    }
+    Py_ssize_t m = PyBytes_GET_SIZE(args[1]);
+    if (m == 0)
+        Py_RETURN_TRUE; /* as ``b"" in data`` */
+    const unsigned char *needle = (const unsigned char *)PyBytes_AS_STRING(args[1]);
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    at = find_bytes((const unsigned char *)view.buf, view.len, needle, m);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    return PyBool_FromLong(at != NULL);
+}
+
 static PyMethodDef methods[] = {
     {"hex_runs", hex_runs, METH_O, "(start, end) of every run of at least 64 hex digits, in order."},
     {"count_starts", (PyCFunction)(void (*)(void))count_starts, METH_FASTCALL,
@@ -524,6 +704,9 @@ static PyMethodDef methods[] = {
      "Count each digest printed in data[start:stop] in counts; return their offsets."},
     {"withheld_spans", (PyCFunction)(void (*)(void))withheld_spans, METH_FASTCALL,
      "(start, end) of each printed digest whose lower-case bytes are in withheld."},
+    {"replace_bounded", (PyCFunction)(void (*)(void))replace_bounded, METH_FASTCALL,
+     "(data with each occurrence of literal at a boundary replaced, how many); data itself if none."},
+    {"contains", (PyCFunction)(void (*)(void))contains, METH_FASTCALL, "Whether needle occurs in data."},
     {NULL, NULL, 0, NULL},
 };
 

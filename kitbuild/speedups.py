@@ -10,6 +10,7 @@ compiled module exists (to compare the two, or to rule the C code out of a probl
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from typing import Callable
@@ -24,6 +25,21 @@ _TABLE = bytes(0x78 if i in _HEX else 0x20 for i in range(256))
 _RUN = b"x" * DIGEST_LENGTH
 # What follows the '@' of every e-mail address a leak shape matches (see kitbuild.leaks).
 EMAIL_DOMAIN = re.compile(rb"@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
+
+# The boundaries a literal rule's match must stand at (see kitbuild.matchers), as regex pieces:
+# the byte before a match must not be in the BEFORE class (nothing before it is fine), and the
+# END lookahead must hold after it. _speedups.c tests the same classes byte by byte.
+BOUNDARY_NONE, BOUNDARY_PATH, BOUNDARY_NAME = 0, 1, 2
+# Before a path: anything that would make the match the tail of a longer path.
+PATH_BEFORE = rb"[A-Za-z0-9_.~/-]"
+# After a path prefix: a '/', the end, or a character that cannot continue a file name in a
+# record (white space, quotes, separators).
+PATH_END = rb"(?=[/\s\"'`,;:()\[\]{}<>|\\]|\Z)"
+NAME_BEFORE = rb"[A-Za-z0-9_.-]"
+# A host name ends where no further label follows: 'gpu-b17' must not fire inside 'gpu-b170',
+# nor in 'gpu-b17.other.net', but does fire before a full stop that ends a sentence.
+NAME_END = rb"(?![A-Za-z0-9_-]|\.[A-Za-z0-9])"
+_BOUNDARIES = {BOUNDARY_PATH: (PATH_BEFORE, PATH_END), BOUNDARY_NAME: (NAME_BEFORE, NAME_END)}
 
 
 def py_hex_runs(data: Data) -> list[tuple[int, int]]:
@@ -88,6 +104,41 @@ def py_census(data: Data, start: int, stop: int, base: int, counts: dict[bytes, 
     return starts
 
 
+@functools.lru_cache(maxsize=256)
+def bounded_pattern(literal: bytes, boundary: int) -> re.Pattern[bytes]:
+    """The regex that matches ``literal`` where it stands at ``boundary`` (PATH or NAME).
+
+    The left boundary is a lookbehind placed after the literal, so that the pattern starts with
+    the literal and ``re`` can search for it directly. DOTALL: a line end before a match is a
+    byte like any other, and ``\\Z`` is the end of the data.
+    """
+    if boundary not in _BOUNDARIES:
+        raise ValueError(f"unknown boundary {boundary!r}")
+    before, after = _BOUNDARIES[boundary]
+    guard = b"(?<!" + before + b"." * len(literal) + b")"
+    return re.compile(re.escape(literal) + guard + after, re.DOTALL)
+
+
+def py_replace_bounded(data: Data, literal: bytes, replacement: bytes, boundary: int) -> tuple[bytes, int]:
+    """``data`` with every non-overlapping occurrence of ``literal`` (found from the left) that
+    stands at ``boundary`` replaced by ``replacement``, taken literally; and how many were.
+    BOUNDARY_NONE is ``bytes.replace``. When none was, ``data`` itself (if it is bytes)."""
+    if not literal:
+        raise ValueError("the literal must be non-empty bytes")
+    if not isinstance(data, bytes):
+        data = bytes(data)
+    if boundary == BOUNDARY_NONE:
+        fired = data.count(literal)
+        out = data.replace(literal, replacement) if fired else data
+    else:
+        # A template reads backslashes as escapes; doubled, each stands for itself.
+        out, fired = bounded_pattern(literal, boundary).subn(replacement.replace(b"\\", b"\\\\"), data)
+    return (out, fired) if fired else (data, 0)
+
+
+def py_contains(data: Data, needle: bytes) -> bool:
+    """Whether ``needle`` occurs in ``data``."""
+    return needle in data
 
 
 def py_withheld_spans(data: Data, withheld: frozenset[bytes]) -> list[tuple[int, int]]:
@@ -106,6 +157,8 @@ count_starts: Callable[[Data, tuple[bytes, ...], int, int], list[int]] = py_coun
 email_ats: Callable[[Data, int, int], list[int]] = py_email_ats
 census: Callable[[Data, int, int, int, dict[bytes, list[int]]], list[int]] = py_census
 withheld_spans: Callable[[Data, frozenset[bytes]], list[tuple[int, int]]] = py_withheld_spans
+replace_bounded: Callable[[Data, bytes, bytes, int], tuple[bytes, int]] = py_replace_bounded
+contains: Callable[[Data, bytes], bool] = py_contains
 COMPILED = False
 
 if not os.environ.get("KITBUILD_PURE_PYTHON"):
@@ -119,4 +172,6 @@ if not os.environ.get("KITBUILD_PURE_PYTHON"):
         email_ats = _speedups.email_ats
         census = _speedups.census
         withheld_spans = _speedups.withheld_spans
+        replace_bounded = _speedups.replace_bounded
+        contains = _speedups.contains
         COMPILED = True

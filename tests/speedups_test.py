@@ -21,7 +21,18 @@ import pytest
 from hypothesis import example, given, settings
 
 from kitbuild import speedups
-from kitbuild.speedups import MAX_NEEDLES, py_count_starts, py_email_ats, py_hex_runs
+from kitbuild.matchers import Matcher
+from kitbuild.speedups import (
+    BOUNDARY_NAME,
+    BOUNDARY_NONE,
+    BOUNDARY_PATH,
+    MAX_NEEDLES,
+    py_contains,
+    py_count_starts,
+    py_email_ats,
+    py_hex_runs,
+    py_replace_bounded,
+)
 
 from kittest import read_tree
 
@@ -196,6 +207,144 @@ def test_email_ats_agree(bounded):
     """C email_ats gives py_email_ats' offsets for any data and bounds."""
     data, start, end = bounded
     assert _speedups.email_ats(data, start, end) == py_email_ats(data, start, end)
+
+
+# -- replace_bounded and contains ----------------------------------------------------------
+
+# Literals with what their boundaries look at: a path, a name, a self-overlapping pair, one byte,
+# a dot inside, quotes, a UTF-8 letter; and 'a a', which overlaps itself after a byte that is no
+# boundary's, so a later occurrence may stand at a boundary inside a failed one.
+BOUNDED_LITERALS = [b"/x/ls", b"gpu-b17", b"aa", b"a", b"a.b", b'"q"', "caf\u00e9".encode(), b"a a"]
+# Each byte class a boundary tests, from either side: name and path bytes, '.' before a letter
+# or not, white space (also \v, \f), quotes and separators, a byte past 0x7f.
+BOUNDARY_BYTES = [b"a", b"Z", b"0", b"_", b"-", b".", b"~", b"/", b" ", b"\n", b"\t", b"\x0b", b"\x0c", b'"', b"'",
+                  b"`", b",", b":", b"(", b"]", b"{", b"<", b"|", b"\\", b"@", b"\xff", b".x", b"._", b"x"]
+REPLACEMENTS = [b"", b"L", b"desktop-role", b"\\1\\g<0>"]  # shorter, longer, and what re reads as escapes
+
+
+def literal_pieces(literal):
+    return [literal, literal, literal[:-1], literal[1:], *BOUNDARY_BYTES]
+
+
+@st.composite
+def bounded_cases(draw):
+    """A literal, a replacement, a boundary kind and data made of the literal, its parts and
+    boundary bytes; the literal often stands at the very start or end."""
+    literal = draw(st.sampled_from(BOUNDED_LITERALS))
+    middle = draw(chunks(st.sampled_from(literal_pieces(literal))))
+    lead, tail = (draw(st.sampled_from([b"", literal, literal + literal[:1]])) for _ in range(2))
+    return literal, draw(st.sampled_from(REPLACEMENTS)), draw(st.sampled_from([0, 1, 2])), lead + middle + tail
+
+
+def reference_replace(data, literal, replacement, boundary):
+    """What the rule's one-regex form (Matcher.compiled: lookbehind first) does, or bytes.replace."""
+    if boundary == BOUNDARY_NONE:
+        return data.replace(literal, replacement), data.count(literal)
+    primitive = "path_prefix" if boundary == BOUNDARY_PATH else "literal_names"
+    pattern = Matcher(primitive, pairs={literal.decode(): "r"}).compiled()
+    return pattern.subn(lambda m: replacement, data)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(bounded_cases())
+@example((b"aa", b"b", BOUNDARY_NAME, b"aaa aa"))            # a failed 'aa' at 0 must not hide the one at 1... nor at 4
+@example((b"aa", b"L", BOUNDARY_PATH, b"aaaa"))
+@example((b"/x/ls", b"L", BOUNDARY_PATH, b"/x/ls/x/ls /x/ls"))
+@example((b"gpu-b17", b"d", BOUNDARY_NAME, b"gpu-b17.x gpu-b17. gpu-b17"))
+def test_replace_bounded_agrees_with_the_regex_reference(case):
+    """C replace_bounded and its twin give the rule's regex result, for each boundary kind."""
+    literal, replacement, boundary, data = case
+    want = reference_replace(data, literal, replacement, boundary)
+    assert py_replace_bounded(data, literal, replacement, boundary) == want
+    if _speedups is not None:
+        assert _speedups.replace_bounded(data, literal, replacement, boundary) == want
+        assert _speedups.replace_bounded(bytearray(data), literal, replacement, boundary) == want
+        assert _speedups.replace_bounded(memoryview(b"a/" + data)[2:], literal, replacement, boundary) == want
+
+
+both_replace = pytest.mark.parametrize("impl", [
+    py_replace_bounded,
+    pytest.param(getattr(_speedups, "replace_bounded", None), marks=needs_c, id="c"),
+])
+
+
+@both_replace
+@pytest.mark.parametrize(("data", "literal", "boundary", "out", "n"), [
+    # none: bytes.replace, from the left, without overlaps
+    (b"aaaaa", b"aa", BOUNDARY_NONE, b"RRa", 2),
+    (b"x.a.x", b".", BOUNDARY_NONE, b"xRaRx", 2),
+    # path: not after a path byte, and before a '/', white space, a quote, a separator or the end
+    (b"/x/ls", b"/x/ls", BOUNDARY_PATH, b"R", 1),
+    (b"/x/ls/a /x/ls\t/x/ls\"", b"/x/ls", BOUNDARY_PATH, b"R/a R\tR\"", 3),
+    (b"/y/x/ls a/x/ls ~/x/ls .x/ls", b"/x/ls", BOUNDARY_PATH, b"/y/x/ls a/x/ls ~/x/ls .x/ls", 0),
+    (b"/x/ls-smoke /x/ls.bak /x/ls0 /x/ls\xff", b"/x/ls", BOUNDARY_PATH, b"/x/ls-smoke /x/ls.bak /x/ls0 /x/ls\xff", 0),
+    (b"\n/x/ls\x0b(/x/ls)", b"/x/ls", BOUNDARY_PATH, b"\nR\x0b(R)", 2),
+    # name: not after a name byte or '.', not before one, nor before '.' and a letter or digit
+    (b"gpu-b17", b"gpu-b17", BOUNDARY_NAME, b"R", 1),
+    (b"on gpu-b17. @gpu-b17:80 /gpu-b17/", b"gpu-b17", BOUNDARY_NAME, b"on R. @R:80 /R/", 3),
+    (b"gpu-b170 xgpu-b17 .gpu-b17 gpu-b17.net gpu-b17_", b"gpu-b17", BOUNDARY_NAME,
+     b"gpu-b170 xgpu-b17 .gpu-b17 gpu-b17.net gpu-b17_", 0),
+    (b"gpu-b17._ gpu-b17.", b"gpu-b17", BOUNDARY_NAME, b"R._ R.", 2),
+    # a candidate that fails is skipped by one byte: the 'aa' at 1 of 'aaa' stands at the end
+    (b"aaa", b"aa", BOUNDARY_NAME, b"aaa", 0),
+    (b"-aa a", b"a", BOUNDARY_NAME, b"-aa R", 1),
+    (b"/aa aaa", b"aa", BOUNDARY_PATH, b"/aa aaa", 0),
+    (b"aa/aa", b"aa", BOUNDARY_PATH, b"R/aa", 1),
+    (b"xa a a", b"a a", BOUNDARY_NAME, b"xa R", 1),  # the 'a a' at 3 overlaps the failed one at 1
+    (b".a a a/", b"a a", BOUNDARY_PATH, b".a R/", 1),
+])
+def test_replace_bounded_explicit_cases(impl, data, literal, boundary, out, n):
+    """Each boundary kind at its edges: the start and end of data, each side's classes, a failed candidate."""
+    assert impl(data, literal, b"R", boundary) == (out, n)
+
+
+@both_replace
+def test_replace_bounded_takes_the_replacement_literally(impl):
+    """No template escapes: a backslash, \\1 and \\g<0> are written as they are."""
+    assert impl(b"a /x/ls b", b"/x/ls", b"\\1\\g<0>\\", BOUNDARY_PATH) == (b"a \\1\\g<0>\\ b", 1)
+
+
+@both_replace
+@pytest.mark.parametrize("boundary", [BOUNDARY_NONE, BOUNDARY_PATH, BOUNDARY_NAME])
+def test_replace_bounded_returns_the_same_bytes_when_nothing_fires(impl, boundary):
+    """Callers tell an unchanged chunk by identity: nothing found, or nothing at a boundary."""
+    failing = [b"xaax" * 100] if boundary != BOUNDARY_NONE else []  # occurrences, none at a boundary
+    for data in [b"no literal here " * 100, b"", *failing]:
+        out, n = impl(data, b"aa", b"R", boundary)
+        assert n == 0 and out is data
+    out, n = impl(bytearray(b"xyz"), b"aa", b"R", boundary)
+    assert (out, n) == (b"xyz", 0) and type(out) is bytes
+
+
+@both_replace
+def test_replace_bounded_refuses_an_empty_literal_and_an_unknown_boundary(impl):
+    """An empty literal would 'stand' everywhere; boundary kinds are 0, 1 and 2."""
+    with pytest.raises(ValueError):
+        impl(b"abc", b"", b"x", BOUNDARY_NONE)
+    with pytest.raises(ValueError):
+        impl(b"abc", b"a", b"x", 3)
+
+
+@needs_c
+def test_replace_bounded_on_a_long_buffer():
+    """Many firings among failed candidates in a buffer of a few hundred KiB, as in a record file."""
+    line = b'{"path":"/x/ls/a","in":"/y/x/ls/b","host":"gpu-b17","near":"gpu-b170","at":"/x/ls"}\n'
+    data = line * 5000
+    for literal, boundary in [(b"/x/ls", BOUNDARY_PATH), (b"gpu-b17", BOUNDARY_NAME), (b"/x/ls", BOUNDARY_NONE)]:
+        want = reference_replace(data, literal, b"R", boundary)
+        assert _speedups.replace_bounded(data, literal, b"R", boundary) == want
+        assert py_replace_bounded(data, literal, b"R", boundary) == want
+
+
+@needs_c
+@settings(max_examples=500, deadline=None)
+@given(letter_data, st.one_of(needle, st.just(b"")))
+@example(b"", b"a")
+@example(b"ab" * 40 + b"\xff", b"b\xff")
+def test_contains_agrees(data, needle):
+    """C contains is ``needle in data`` (an empty needle is in anything)."""
+    assert _speedups.contains(data, needle) == py_contains(data, needle) == (needle in data)
+    assert _speedups.contains(bytearray(data), needle) == (needle in data)
 
 
 # -- buffers -------------------------------------------------------------------------------
