@@ -21,26 +21,36 @@ Matchers work on bytes, so a file that is not UTF-8 is rewritten without being d
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 from kitbuild.literals import LiteralFinder
-from kitbuild.speedups import withheld_spans
+from kitbuild.speedups import (
+    BOUNDARY_NAME,
+    BOUNDARY_PATH,
+    NAME_BEFORE,
+    NAME_END,
+    PATH_BEFORE,
+    PATH_END,
+    bounded_pattern,
+    withheld_spans,
+)
 
-# What may follow a path prefix for it to end at a path boundary: a '/', the end, or a character
-# that cannot continue a file name in a record (white space, quotes, separators).
-_PATH_END = rb"(?=[/\s\"'`,;:()\[\]{}<>|\\]|\Z)"
-# What may not come before a path: anything that would make the match the tail of a longer path.
-_PATH_START = rb"(?<![A-Za-z0-9_.~/-])"
-# A host name ends where no further label follows: 'gpu-b17' must not fire inside 'gpu-b170',
-# nor in 'gpu-b17.other.net', but does fire before a full stop that ends a sentence.
-_NAME_START = rb"(?<![A-Za-z0-9_.-])"
-_NAME_END = rb"(?![A-Za-z0-9_-]|\.[A-Za-z0-9])"
+# The boundaries themselves are in kitbuild.speedups, which the compiled search shares.
+_PATH_START = b"(?<!" + PATH_BEFORE + b")"
+_NAME_START = b"(?<!" + NAME_BEFORE + b")"
+_ALL_BYTES = frozenset(range(256))
 
-_PATH_START_FORBIDDEN = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.~/-")
-_PATH_END_ALLOWED = frozenset(b"/ \t\n\r\x0b\x0c\"'`,;:()[]{}<>|\\")
-_NAME_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
-_NAME_START_FORBIDDEN = _NAME_CHARS | frozenset(b".")
-_ALNUM = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+
+def _bytes_matching(pattern: bytes, before: bytes = b"") -> frozenset[int]:
+    """The bytes ``c`` at which ``pattern`` matches ``before + c``: a boundary's class as a set."""
+    return frozenset(c for c in range(256) if re.match(pattern, before + bytes([c])))
+
+
+_PATH_START_FORBIDDEN = _bytes_matching(PATH_BEFORE)
+_PATH_END_ALLOWED = _bytes_matching(PATH_END)
+_NAME_START_FORBIDDEN = _bytes_matching(NAME_BEFORE)
+_NAME_CHARS = _ALL_BYTES - _bytes_matching(NAME_END)  # bytes that continue a name
+_ALNUM = _ALL_BYTES - _bytes_matching(NAME_END, b".")  # bytes that start a further label after a '.'
 
 
 def path_boundary(data: bytes, start: int, end: int, lo: int, hi: int) -> bool:
@@ -66,13 +76,23 @@ DIGEST_RE = re.compile(rb"(?<![0-9A-Fa-f])(?:sha256:)?([0-9A-Fa-f]{64})(?![0-9A-
 
 PRIMITIVES = ("path_prefix", "literal_names", "digest", "regex")
 
-# Up to this many literals, a rule runs as one compiled substitution per literal, longest first:
-# a pattern that starts with its literal lets ``re`` jump between occurrences and replace them
-# without a Python call per match (several times faster than the automaton on dense records).
+# Up to this many literals, a rule runs as one substitution per literal, longest first: a C
+# search (memmem) jumps between a literal's occurrences and tests each one's boundary, without a
+# Python call per match (several times faster than the automaton on dense records).
 # Past it, one Aho–Corasick pass costs the same however many names a rule has.
 FEW_LITERALS = 16
-_PATH_BEFORE = rb"[A-Za-z0-9_.~/-]"
-_NAME_BEFORE = rb"[A-Za-z0-9_.-]"
+
+
+class Substitution(NamedTuple):
+    """One literal of a rule with few, replaced wherever it stands at the rule's boundary."""
+
+    literal: bytes
+    replacement: bytes
+    boundary: int  # kitbuild.speedups.BOUNDARY_PATH or BOUNDARY_NAME
+
+    def pattern(self) -> re.Pattern[bytes]:
+        """The regex that matches where this substitution fires."""
+        return bounded_pattern(self.literal, self.boundary)
 
 
 class Matcher:
@@ -102,7 +122,7 @@ class Matcher:
         self._table: dict[bytes, bytes] = {}
         self._finder: LiteralFinder | None = None
         self._replacements: list[bytes] = []
-        self._substitutions: list[tuple[re.Pattern[bytes], bytes]] | None = None
+        self._substitutions: list[Substitution] | None = None
         self._withheld_bytes: frozenset[bytes] | None = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -145,8 +165,8 @@ class Matcher:
         keys = sorted(self.table(), key=lambda k: (-len(k), k))
         alternation = b"|".join(re.escape(k) for k in keys) or b"(?!)"
         if self.primitive == "path_prefix":
-            return re.compile(_PATH_START + b"(?:" + alternation + b")" + _PATH_END)
-        return re.compile(_NAME_START + b"(?:" + alternation + b")" + _NAME_END)
+            return re.compile(_PATH_START + b"(?:" + alternation + b")" + PATH_END)
+        return re.compile(_NAME_START + b"(?:" + alternation + b")" + NAME_END)
 
     def table(self) -> dict[bytes, bytes]:
         """Each literal -> its replacement, as bytes."""
@@ -154,15 +174,19 @@ class Matcher:
             self._table = {k.encode("utf-8"): v.encode("utf-8") for k, v in self.pairs.items()}
         return self._table
 
-    def substitutions(self) -> list[tuple[re.Pattern[bytes], bytes]]:
-        """One (pattern, replacement) per literal, longest first, when that gives the same result
-        as :meth:`find`; an empty list when it would not (many literals, a replacement that
-        holds another literal, a field-scoped rule)."""
+    def literal_substitutions(self) -> list[Substitution]:
+        """One substitution per literal, longest first, when replacing them one after another
+        gives the same result as :meth:`find`; an empty list when it would not (many literals, a
+        replacement that holds another literal, a field-scoped rule)."""
         if self._substitutions is None:
             self._substitutions = self._make_substitutions()
         return self._substitutions
 
-    def _make_substitutions(self) -> list[tuple[re.Pattern[bytes], bytes]]:
+    def substitutions(self) -> list[tuple[re.Pattern[bytes], bytes]]:
+        """:meth:`literal_substitutions` as (regex, replacement) pairs: what each means, in ``re``."""
+        return [(sub.pattern(), sub.replacement) for sub in self.literal_substitutions()]
+
+    def _make_substitutions(self) -> list[Substitution]:
         if self.primitive not in ("path_prefix", "literal_names") or self.fields is not None:
             return []
         if not self.pairs or len(self.pairs) > FEW_LITERALS:
@@ -172,15 +196,8 @@ class Matcher:
         # replacement can be matched again by a later literal.
         if any(k in v for k in keys for v in self.pairs.values()):
             return []
-        before, after = (_PATH_BEFORE, _PATH_END) if self.primitive == "path_prefix" else (_NAME_BEFORE, _NAME_END)
-        out = []
-        for key in keys:
-            literal = key.encode("utf-8")
-            # The left boundary is checked by a lookbehind placed after the literal, so that the
-            # pattern starts with the literal and ``re`` can search for it directly.
-            guard = b"(?<!" + before + b"." * len(literal) + b")"
-            out.append((re.compile(re.escape(literal) + guard + after, re.DOTALL), self.pairs[key].encode("utf-8")))
-        return out
+        boundary = BOUNDARY_PATH if self.primitive == "path_prefix" else BOUNDARY_NAME
+        return [Substitution(key.encode("utf-8"), self.pairs[key].encode("utf-8"), boundary) for key in keys]
 
     def find(self, data: bytes, lo: int = 0, hi: int | None = None) -> list[tuple[int, int, bytes]]:
         """Every firing in ``data[lo:hi]``: (start, end, replacement), leftmost first.

@@ -21,8 +21,8 @@ import orjson
 
 from kitbuild.digests import DIGEST_LENGTH, PREFIX
 from kitbuild.errors import UnsafeRewriteError
-from kitbuild.matchers import FEW_LITERALS, Matcher
-from kitbuild.speedups import count_starts
+from kitbuild.matchers import FEW_LITERALS, Matcher, Substitution
+from kitbuild.speedups import BOUNDARY_NONE, contains, count_starts, replace_bounded
 
 FORMATS = ("json", "ndjson", "yaml", "tsv", "text")
 _BY_SUFFIX = {".json": "json", ".ndjson": "ndjson", ".jsonl": "ndjson", ".yaml": "yaml", ".yml": "yaml", ".tsv": "tsv"}
@@ -64,7 +64,7 @@ class _Whole:
 
     ``pattern`` allows white space around the colon; ``re`` calls back into Python for every
     firing to expand its template. The form without white space, ``"field":"name"``, is far
-    more common and is replaced first with ``bytes.replace``. That gives the pattern's result
+    more common and is replaced first by a plain replace (in C). That gives the pattern's result
     when no two firings overlap and no replacement makes a new firing. Both come down to the
     quotes: ``name`` and ``field`` hold none, so a firing's quotes are its four; two firings
     can then only overlap by sharing a quote (``name"field"``, checked per chunk) or where
@@ -97,16 +97,10 @@ class _Whole:
         """``chunk`` with every firing replaced, and how many fired; adds the name to ``gone``
         when it is known to be nowhere in the result."""
         literal = self.literal
-        if literal is None or self.shared_quote in chunk:
+        if literal is None or contains(chunk, self.shared_quote):
             return self.pattern.subn(self.template, chunk)
-        rep = self.literal_rep
-        if len(literal) != len(rep):
-            out = chunk.replace(literal, rep)
-            fired = (len(chunk) - len(out)) // (len(literal) - len(rep))
-        else:
-            fired = chunk.count(literal)
-            out = chunk.replace(literal, rep) if fired else chunk
-        if self.name in out:
+        out, fired = replace_bounded(chunk, literal, self.literal_rep, BOUNDARY_NONE)
+        if contains(out, self.name):
             out, more = self.pattern.subn(self.template, out)
             fired += more
         elif self.keeps_gone:
@@ -132,7 +126,6 @@ class Rewriter:
         self._tsv_header: list[bytes] | None = None
         self._field_res: dict[int, re.Pattern[bytes]] = {}
         self._safe_cache: dict[bytes, bytes] = {}
-        self._templates: dict[bytes, bytes] = {}
 
     # -- one region --------------------------------------------------------------------------
 
@@ -187,20 +180,17 @@ class Rewriter:
         out.append(chunk[last:])
         return b"".join(out), fired
 
-    def _substitute(self, index: int, chunk: bytes, substitutions: list[tuple[re.Pattern[bytes], bytes]]) -> bytes:
+    def _substitute(self, index: int, chunk: bytes, substitutions: list[Substitution]) -> bytes:
         """The fast path of a few literals: one C-level substitution per literal."""
-        for pattern, replacement in substitutions:
-            template = self._templates.get(replacement)
-            if template is None:
-                m = pattern.search(chunk)
+        for sub in substitutions:
+            safe = self._safe_cache.get(sub.replacement)
+            if safe is None:
+                # Unsafe replacements raise at their first firing: found once per file, by regex.
+                m = sub.pattern().search(chunk)
                 if m is None:
                     continue
-                safe = self._safe_cache.get(replacement)
-                if safe is None:
-                    safe = self._safe_cache[replacement] = self._safe(replacement, chunk, m.start())
-                # re reads backslashes in a template as escapes; a JSON-escaped one must stay.
-                template = self._templates[replacement] = safe.replace(b"\\", b"\\\\")
-            chunk, fired = pattern.subn(template, chunk)
+                safe = self._safe_cache[sub.replacement] = self._safe(sub.replacement, chunk, m.start())
+            chunk, fired = replace_bounded(chunk, sub.literal, safe, sub.boundary)
             self.counts[index] += fired
         return chunk
 
@@ -273,7 +263,7 @@ class Rewriter:
             for step in whole:
                 chunk, n = step.apply(chunk, gone)
                 self.counts[index] += n
-            if not any(name in chunk for name in table if name not in gone):
+            if not any(contains(chunk, name) for name in table if name not in gone):
                 return chunk
         self._field_spans(index, matcher.fields, b"")  # compiles the field pattern once
         regex = self._field_res[index]
@@ -383,7 +373,7 @@ class Rewriter:
         for index, matcher in enumerate(self.matchers):
             if matcher is None or not matcher.active:
                 continue
-            fast = matcher.substitutions() if self.events is None else []
+            fast = matcher.literal_substitutions() if self.events is None else []
             if fast:
                 chunk = self._substitute(index, chunk, fast)
                 continue
