@@ -137,8 +137,7 @@ def run_file(job: FileJob, plan: Plan) -> FileResult:
     sink = open(job.dst, "wb") if job.dst else None
     try:
         with open(job.src, "rb") as src:
-            head = src.read(_BINARY_SNIFF)
-            binary = b"\0" in head
+            binary, chunks = _chunks(src, plan.chunk_size)
             rewriter = None if binary else Rewriter(job.kit_path, plan.matchers, plan.collect)
             # A binary file's scan window: the tail of the previous block, then the block; one
             # bytearray reused block after block, as the blocks are read into one reused buffer
@@ -146,7 +145,6 @@ def run_file(job: FileJob, plan: Plan) -> FileResult:
             held = bytearray()
             tail_lines = 0  # line ends in the tail the window starts with
             tail_col = 0  # bytes of the tail's first line that came before it
-            chunks: Iterator[bytes | memoryview] = _blocks(src, head, plan.chunk_size) if binary else line_chunks(src, plan.chunk_size, head)
             n_chunks = 0
             for chunk in chunks:
                 n_chunks += 1
@@ -238,6 +236,31 @@ def run_file(job: FileJob, plan: Plan) -> FileResult:
         leaks=leaks or _NO_LEAKS,
         events=(rewriter.events or _NO_EVENTS) if rewriter else _NO_EVENTS,
     )
+
+
+def _chunks(src: IO[bytes], size: int) -> tuple[bool, Iterator[bytes | memoryview]]:
+    """Whether ``src`` is binary (a NUL in its first 8 KiB), and its chunks: whole lines for
+    text, fixed blocks for binary.
+
+    A text file that fits in one chunk (most records) is read with one read and is its own
+    chunk: no sniff read before it, no cut at its last line end, no join after. Whatever came
+    past its size (a file still being written) is read on line by line.
+    """
+    known = os.fstat(src.fileno()).st_size
+    if known > size:
+        head = src.read(_BINARY_SNIFF)
+        if b"\0" in head:
+            return True, _blocks(src, head, size)
+        return False, line_chunks(src, size, head)
+    whole = src.read(known + 1)
+    if whole.find(b"\0", 0, _BINARY_SNIFF) >= 0:
+        # Binary files keep their blocks: the sniffed head, then the rest from where it ends.
+        head = whole[:_BINARY_SNIFF]
+        src.seek(len(head))
+        return True, _blocks(src, head, size)
+    if len(whole) > known:
+        return False, line_chunks(src, size, whole)
+    return False, iter((whole,) if whole else ())
 
 
 def _copy_prefix(src: IO[bytes], sink: IO[bytes], length: int, kit_path: str = "") -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from kitbuild.leaks import LeakFinding
 from kitbuild.matchers import Matcher
+from kitbuild import pipeline
 from kitbuild.pipeline import FileJob, Plan, line_chunks, run_file, run_files
 from kitbuild.rules import builtin_rule
 
@@ -130,6 +131,59 @@ def test_binary_leaks_past_the_sniffed_head_are_placed_once_whatever_the_block_s
         expected.append((i + 1, lines[i].index(SOURCE.encode()) + 1, "private"))
         expected.append((i + 1, lines[i].index(b"/home/") + 1, "a home folder path (/home/...)"))
     assert sorted((f.line, f.col, f.what) for f in result.leaks) == expected
+
+
+class CountingReads(io.FileIO):
+    """A source file that remembers the size of each read asked of it."""
+
+    def __init__(self, path):
+        super().__init__(path, "rb")
+        self.reads = []
+
+    def read(self, size=-1):
+        self.reads.append(size)
+        return super().read(size)
+
+
+@pytest.mark.parametrize("extra", [-1, 0])
+def test_a_text_file_that_fits_a_chunk_is_one_read_and_one_chunk(tmp_path, extra):
+    """No sniff read before it, no cut at its last line end: the bytes read are the chunk."""
+    data = b"line /x/ls\n" * 400 + b"last"  # past the 8 KiB sniff, no final line end
+    src = tmp_path / "rows.txt"
+    src.write_bytes(data)
+    with CountingReads(src) as f:
+        binary, chunks = pipeline._chunks(f, len(data) - extra)
+        assert (binary, list(chunks), f.reads) == (False, [data], [len(data) + 1])
+
+
+def test_a_text_file_past_a_chunk_is_read_line_by_line(tmp_path):
+    data = b"line /x/ls\n" * 2000
+    src = tmp_path / "rows.txt"
+    src.write_bytes(data)
+    with open(src, "rb") as f:
+        binary, chunks = pipeline._chunks(f, 4096)
+        chunks = list(chunks)
+    assert not binary and len(chunks) > 2 and b"".join(chunks) == data and all(c.endswith(b"\n") for c in chunks)
+
+
+@pytest.mark.parametrize("size", [64, 1 << 20])
+@pytest.mark.parametrize(("nul_at", "binary"), [(0, True), (8191, True), (8192, False), (20_000, False)])
+def test_a_nul_in_the_first_8_kib_makes_a_file_binary_whatever_its_size(tmp_path, size, nul_at, binary):
+    data = bytearray(b"/x/ls-2026-11-07/a\n" * 1500)
+    data[nul_at] = 0
+    result, out = run(tmp_path, "f.txt", bytes(data), size)
+    assert result.binary == binary
+    assert out == (bytes(data) if binary else bytes(data).replace(SOURCE.encode(), AS.encode()))
+
+
+@pytest.mark.parametrize("size", [64, 1 << 20])
+def test_a_file_that_grows_while_read_is_read_whole(tmp_path, monkeypatch, size):
+    """The size fstat gave is a hint: whatever is there when read is read and rewritten."""
+    real_fstat = os.fstat
+    monkeypatch.setattr(pipeline.os, "fstat", lambda fd: os.stat_result((*real_fstat(fd)[:6], 100, *real_fstat(fd)[7:])))
+    result, out = run(tmp_path, "rows.txt", TEXT * 50, size, names={"gpu-b17": "desktop"})
+    assert out == EXPECTED * 50 and result.counts == [150, 50]
+    assert (result.source_size, result.source_sha256) == (len(TEXT) * 50, sha256(TEXT * 50))
 
 
 def test_leaks_are_placed_by_line_across_chunks(tmp_path):
