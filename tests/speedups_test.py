@@ -119,6 +119,7 @@ WITHHELD = frozenset({b"a" * 64, DIGEST, b"f" * 64})
 @settings(max_examples=300, deadline=None)
 @given(with_bounds(digest_data), st.integers(0, 1000), st.sampled_from([{}, {b"a" * 64: [2, 0]}]))
 @example((b"a" * 64 + b"A" * 64, 0, 200), 7, {})
+@example((b"\n".join([DIGEST, DIGEST, DIGEST, b"a" * 64, DIGEST, b"a" * 64, b"a" * 64]), 0, 500), 0, {b"a" * 64: [2, 0]})
 def test_census_agrees(bounded, base, before):
     """C census gives py_census' offsets, and leaves the same counts, also in a census begun before."""
     data, start, stop = bounded
