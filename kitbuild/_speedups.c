@@ -15,7 +15,16 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <errno.h>
+#include <limits.h>
 #include <string.h>
+#ifdef _WIN32
+#include <io.h>
+#define KB_READ(fd, buf, n) _read((fd), (buf), (unsigned int)((n) > INT_MAX ? INT_MAX : (n)))
+#else
+#include <unistd.h>
+#define KB_READ(fd, buf, n) read((fd), (buf), (size_t)(n))
+#endif
 
 #if defined(__SSE2__) || defined(_M_X64)
 #include <emmintrin.h>
@@ -722,6 +731,66 @@ static PyObject *contains(PyObject *self, PyObject *const *args, Py_ssize_t narg
     return PyBool_FromLong(at != NULL);
 }
 
+/* A streaming scan's window, refilled in place: ``buf[keep:]`` (what the scan still needs) moves
+ * to the front and up to ``size`` bytes are read from ``fd`` straight after it; the number read
+ * is returned (0 at the end). Reading into the window itself spares a copy of every block from
+ * a read buffer into the window, and the bytearray keeps its allocation from block to block
+ * (deleting from its front and appending, it was freed and allocated again, fresh pages and
+ * all, for every block). */
+static PyObject *refill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 4 || !PyByteArray_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "refill(fd, buf: bytearray, keep, size)");
+        return NULL;
+    }
+    PyObject *buf = args[1];
+    long fd = PyLong_AsLong(args[0]);
+    Py_ssize_t keep = PyLong_AsSsize_t(args[2]);
+    Py_ssize_t size = PyLong_AsSsize_t(args[3]);
+    if (PyErr_Occurred())
+        return NULL;
+    Py_ssize_t len = PyByteArray_GET_SIZE(buf);
+    if (fd < 0 || fd > INT_MAX || keep < 0 || keep > len || size < 0 || size > PY_SSIZE_T_MAX - len) {
+        PyErr_SetString(PyExc_ValueError, "refill: fd, keep or size out of range");
+        return NULL;
+    }
+    if (((PyByteArrayObject *)buf)->ob_exports > 0) {
+        /* Its size could not be changed after the read: refused before anything is read. */
+        PyErr_SetString(PyExc_BufferError, "refill: the window has a view on it");
+        return NULL;
+    }
+    Py_ssize_t carry = len - keep;
+    if (PyByteArray_Resize(buf, len > carry + size ? len : carry + size) < 0)
+        return NULL;
+    char *d = PyByteArray_AS_STRING(buf);
+    memmove(d, d + keep, (size_t)carry);
+    Py_ssize_t got;
+    int err = 0;
+    for (;;) {
+        Py_BEGIN_ALLOW_THREADS
+        got = KB_READ((int)fd, d + carry, size);
+        err = errno;
+        Py_END_ALLOW_THREADS
+        if (got >= 0 || err != EINTR)
+            break;
+        if (PyErr_CheckSignals() < 0) {
+            got = -2;
+            break;
+        }
+    }
+    if (got < 0) {
+        if (got == -1) {
+            errno = err;
+            PyErr_SetFromErrno(PyExc_OSError);
+        }
+        PyByteArray_Resize(buf, carry); /* what was kept stays, at the front */
+        return NULL;
+    }
+    if (PyByteArray_Resize(buf, carry + got) < 0)
+        return NULL;
+    return PyLong_FromSsize_t(got);
+}
+
 static PyMethodDef methods[] = {
     {"hex_runs", hex_runs, METH_O, "(start, end) of every run of at least 64 hex digits, in order."},
     {"count_starts", (PyCFunction)(void (*)(void))count_starts, METH_FASTCALL,
@@ -735,6 +804,8 @@ static PyMethodDef methods[] = {
     {"replace_bounded", (PyCFunction)(void (*)(void))replace_bounded, METH_FASTCALL,
      "(data with each occurrence of literal at a boundary replaced, how many); data itself if none."},
     {"contains", (PyCFunction)(void (*)(void))contains, METH_FASTCALL, "Whether needle occurs in data."},
+    {"refill", (PyCFunction)(void (*)(void))refill, METH_FASTCALL,
+     "Move buf[keep:] to the front of buf, read up to size bytes from fd after it; how many."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -49,7 +49,7 @@ from kitbuild.memory import collector_paused, read_blocks
 from kitbuild.progress import SILENT, Progress
 from kitbuild.rewrite import format_of
 from kitbuild.schema import key_path
-from kitbuild.speedups import MAX_NEEDLES, Data, census, count_starts, email_ats
+from kitbuild.speedups import MAX_NEEDLES, Data, census, count_starts, email_ats, refill
 
 BLOCK_SIZE = 1 << 20
 PAIR_PARSE_LIMIT = 16 << 20
@@ -540,6 +540,20 @@ class _Scanner:
         else:
             held += block  # a view of a buffer that the next read overwrites
             window = held
+        drop = self.advance(window, final)
+        if window is held:
+            del held[:drop]  # from the front of a bytearray: no copy, the start just moves
+        else:
+            held += memoryview(window)[drop:]
+
+    def read(self, fd: int, size: int, keep: int) -> int:
+        """Read up to ``size`` more bytes of ``fd`` into the window itself, after dropping its
+        first ``keep`` bytes (what :meth:`advance` said is done with); how many were read."""
+        return refill(fd, self.held, keep, size)
+
+    def advance(self, window: Data, final: bool) -> int:
+        """Settle what can be settled of ``window`` (the carry, then what was read since); how
+        many bytes from its front are no longer needed."""
         lb = self.lb
         base = self.start
         n = len(window)
@@ -553,12 +567,9 @@ class _Scanner:
         if safe > lb or final:
             self._settle(window, lb, safe, base, final)
         drop = max(0, safe - _LOOKBACK)
-        if window is held:
-            del held[:drop]  # from the front of a bytearray: no copy, the start just moves
-        else:
-            held += memoryview(window)[drop:]
         self.lb = safe - drop
         self.start = base + drop
+        return drop
 
     def _settle(self, window: Data, lb: int, safe: int, base: int, final: bool) -> None:
         c = self.c
@@ -662,8 +673,43 @@ def _scan_fd(path: str, fd: int, plan: ScanPlan, tick: Callable[[int], None] | N
         if len(data) <= size:
             return scan_blocks(path, (data,), plan)
         head = (data,)
-    blocks = read_blocks(lambda buffer: os.readv(fd, [buffer]), plan.block_size)
-    return scan_blocks(path, itertools.chain(head, blocks if tick is None else _ticking(blocks, tick)), plan)
+    if head:
+        blocks = read_blocks(lambda buffer: os.readv(fd, [buffer]), plan.block_size)
+        return scan_blocks(path, itertools.chain(head, blocks if tick is None else _ticking(blocks, tick)), plan)
+    return _scan_stream(path, fd, plan, tick)
+
+
+def _scan_stream(path: str, fd: int, plan: ScanPlan, tick: Callable[[int], None] | None) -> FileScan:
+    """:func:`scan_blocks` for a file read from its descriptor: each block is read into the
+    scan's window itself, which hashes and searches it there (see :func:`refill`)."""
+    scanner = _Scanner(path, plan)
+    held = scanner.held
+    page = _PageCompare(plan.expect[path]) if path in plan.expect else None
+    pairs = scanner.pairs
+    digest = hashlib.sha256()
+    size = keep = 0
+    while True:
+        n = scanner.read(fd, plan.block_size, keep)
+        if n:
+            with memoryview(held) as view, view[len(held) - n :] as block:
+                digest.update(block)
+                if pairs is not None:
+                    pairs.block(block)
+                if page is not None:
+                    page.feed(block)
+            size += n
+            if tick is not None:
+                tick(n)
+        keep = scanner.advance(held, n == 0)
+        if n == 0:
+            break
+    scan = scanner.close()
+    if page is not None:
+        page.close()
+        scan.page_diff = page.diff
+    scan.size = size
+    scan.sha256 = digest.hexdigest()
+    return scan
 
 
 def _ticking(blocks: Iterable[memoryview], tick: Callable[[int], None]) -> Iterator[memoryview]:

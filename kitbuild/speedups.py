@@ -141,6 +141,20 @@ def py_contains(data: Data, needle: bytes) -> bool:
     return needle in data
 
 
+def py_refill(fd: int, buf: bytearray, keep: int, size: int) -> int:
+    """Move ``buf[keep:]`` to the front of ``buf`` and read up to ``size`` bytes from ``fd``
+    after it; how many were read (0 at the end)."""
+    if not 0 <= keep <= len(buf) or size < 0:
+        raise ValueError("refill: fd, keep or size out of range")
+    # A bytearray with a view on it cannot change size: find out (BufferError) before reading.
+    buf.append(0)
+    del buf[-1]
+    data = os.read(fd, size)
+    del buf[:keep]
+    buf += data
+    return len(data)
+
+
 def py_withheld_spans(data: Data, withheld: frozenset[bytes]) -> list[tuple[int, int]]:
     """(start, end) of each printed digest whose lower-case bytes are in ``withheld``; ``start``
     is before a ``sha256:`` prefix where one stands."""
@@ -159,6 +173,7 @@ census: Callable[[Data, int, int, int, dict[bytes, list[int]]], list[int]] = py_
 withheld_spans: Callable[[Data, frozenset[bytes]], list[tuple[int, int]]] = py_withheld_spans
 replace_bounded: Callable[[Data, bytes, bytes, int], tuple[bytes, int]] = py_replace_bounded
 contains: Callable[[Data, bytes], bool] = py_contains
+refill: Callable[[int, bytearray, int, int], int] = py_refill
 COMPILED = False
 
 if not os.environ.get("KITBUILD_PURE_PYTHON"):
@@ -174,4 +189,5 @@ if not os.environ.get("KITBUILD_PURE_PYTHON"):
         withheld_spans = _speedups.withheld_spans
         replace_bounded = _speedups.replace_bounded
         contains = _speedups.contains
+        refill = _speedups.refill
         COMPILED = True

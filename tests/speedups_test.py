@@ -31,6 +31,7 @@ from kitbuild.speedups import (
     py_count_starts,
     py_email_ats,
     py_hex_runs,
+    py_refill,
     py_replace_bounded,
 )
 
@@ -413,3 +414,70 @@ def test_the_demo_kit_is_the_same_bytes_with_the_c_scans_and_the_twins(tmp_path)
     reports = {pure: json.loads(out) for pure, out in kitbuild_both("verify", "--format", "json", "demo/kit", cwd=folders).items()}
     assert reports[False] == reports[True]
     assert reports[False]["ok"] is True
+
+
+# -- refill ----------------------------------------------------------------------------------
+
+both_refill = pytest.mark.parametrize("impl", [
+    py_refill,
+    pytest.param(getattr(_speedups, "refill", None), marks=needs_c, id="c"),
+])
+
+
+@both_refill
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=300), st.binary(max_size=40), st.data())
+def test_refill_keeps_the_tail_and_reads_after_it(impl, stream, start, data):
+    """Round after round, the window is what it kept followed by what it read, and reads end at 0."""
+    r, w = os.pipe()
+    try:
+        os.write(w, stream)
+        os.close(w)
+        w = -1
+        buf = bytearray(start)
+        model = bytes(start)
+        while True:
+            keep = data.draw(st.integers(0, len(buf)))
+            size = data.draw(st.integers(1, 64))
+            n = impl(r, buf, keep, size)
+            model = model[keep:] + stream[:n]
+            stream = stream[n:]
+            assert buf == model and 0 <= n <= size
+            if n == 0:
+                assert stream == b""
+                break
+    finally:
+        os.close(r)
+        if w >= 0:
+            os.close(w)
+
+
+@both_refill
+def test_refill_refuses_a_window_with_a_view_on_it_and_leaves_it_as_it_was(impl, tmp_path):
+    path = tmp_path / "f"
+    path.write_bytes(b"0123456789")
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        buf = bytearray(b"abcdef")
+        with memoryview(buf):
+            with pytest.raises(BufferError):
+                impl(fd, buf, 2, 4)
+            with pytest.raises(BufferError):
+                impl(fd, buf, 4, 1)  # a window that would shrink
+        assert buf == b"abcdef"
+        with pytest.raises(ValueError):
+            impl(fd, buf, 7, 4)  # more to drop than the window holds
+        assert impl(fd, buf, 6, 4) == 4 and buf == b"0123"
+    finally:
+        os.close(fd)
+
+
+@both_refill
+def test_refill_reports_a_read_error_as_os_error(impl):
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        with pytest.raises(OSError):
+            impl(w, bytearray(b"kept"), 0, 4)  # a pipe's write end cannot be read
+    finally:
+        os.close(w)

@@ -139,6 +139,20 @@ def test_a_file_read_into_the_reused_buffer_gives_the_scan_of_the_whole(tmp_path
     assert (read.pairs, read.pairs_unread) == (whole.pairs, whole.pairs_unread)
 
 
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(FRAGMENTS), min_size=200, max_size=400), st.sampled_from([1000, 4096, 9000]), st.sampled_from(["r.ndjson", "r.txt"]))
+def test_a_file_many_windows_long_read_in_place_gives_the_scan_of_the_whole(tmp_path_factory: pytest.TempPathFactory, parts: list[bytes], size: int, path: str) -> None:
+    # Long enough (repeated past 40 KiB) that the window drops what it settled many times over:
+    # every offset a finding keeps must still count from the file's start.
+    data = b"".join(parts) * (40_000 // max(1, len(b"".join(parts))) + 1)
+    folder = tmp_path_factory.mktemp("kit")
+    (folder / path).write_bytes(data)
+    read = filescan.scan_file(FolderKit(folder), path, dataclasses.replace(PLAN, block_size=size))
+    whole = scan_bytes(path, data, dataclasses.replace(PLAN, block_size=len(data) + 1))
+    assert read.error is None
+    assert _summary(read) == _summary(whole)
+
+
 def test_a_json_document_read_in_blocks_is_parsed_whole(tmp_path: Path) -> None:
     pad = "x" * 5_000
     data = orjson.dumps({"pad": pad, "reads": {"path": TARGET, "sha256": DIGEST}, "more": pad})
