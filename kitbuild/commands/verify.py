@@ -63,6 +63,7 @@ class _Json:
         self.document: Any = None
         self.parsed = False
         self.valid = False
+        self.plain_files = False  # index.json: every entry passed _plain_entry
 
 
 def _load_json(kit: KitFS, path: str, findings: list[Finding], codes: tuple[str, str, str], schema: str, required: bool) -> _Json:
@@ -81,7 +82,8 @@ def _load_json(kit: KitFS, path: str, findings: list[Finding], codes: tuple[str,
         findings.append(Finding(bad_json, path, f"is not valid UTF-8 JSON: {exc.msg} (column {exc.colno})", line=exc.lineno))
         return doc
     doc.parsed = True
-    errors = _schema_errors(doc.document, schema)
+    doc.plain_files = schema == "index" and _all_plain_entries(doc.document)
+    errors = _schema_errors(doc.document, schema, doc.plain_files)
     for where, what in errors:
         findings.append(Finding(bad_schema, path, f"{key_path(where)}: {what}"))
     doc.valid = not errors
@@ -120,14 +122,18 @@ def _plain_entry(entry: Any) -> bool:
     )
 
 
-def _schema_errors(document: Any, schema: str) -> list[tuple[list[str | int], str]]:
+def _all_plain_entries(document: Any) -> bool:
+    return isinstance(document, dict) and isinstance(document.get("files"), list) and all(map(_plain_entry, document["files"]))
+
+
+def _schema_errors(document: Any, schema: str, plain_files: bool = False) -> list[tuple[list[str | int], str]]:
     """Every schema violation of index.json or provenance.json.
 
     jsonschema spends tens of microseconds on each of index.json's entries, seconds for a kit of
     100,000 files; an entry that passes a plain stricter test needs no such check, so when all
-    do, only the rest of the document goes through jsonschema.
+    do (``plain_files``), only the rest of the document goes through jsonschema.
     """
-    if schema == "index" and isinstance(document, dict) and isinstance(document.get("files"), list) and all(map(_plain_entry, document["files"])):
+    if plain_files:
         return list(schema_errors({**document, "files": []}, load_schema(schema)))
     return list(schema_errors(document, load_schema(schema)))
 
@@ -135,6 +141,11 @@ def _schema_errors(document: Any, schema: str) -> list[tuple[list[str | int], st
 def _entries(index: _Json) -> list[dict[str, Any]]:
     """index.json's well-formed entries, even when others are not (their findings are KB002)."""
     files = index.document.get("files") if isinstance(index.document, dict) else None
+    if index.plain_files and isinstance(files, list):
+        # Every entry passed _plain_entry, a stricter test than the one below.
+        for entry in files:
+            entry["sha256"] = sys.intern(entry["sha256"])
+        return list(files)
     out = []
     for entry in files if isinstance(files, list) else []:
         if (
@@ -268,7 +279,7 @@ def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> Verify
         if why:
             findings.append(Finding("KB105", kit_index.INDEX, f"lists the path {p!r}, which {why}; verify does not open it"))
             continue
-        if any(p == link or p.startswith(link + "/") for link in links):
+        if links and any(p == link or p.startswith(link + "/") for link in links):
             findings.append(Finding("KB105", kit_index.INDEX, f"lists {p}, which resolves through a symlink; verify does not open it"))
             continue
         if p in listed:
@@ -285,9 +296,9 @@ def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> Verify
     folders = set(parts["folders"])
     template_paths = {p for p in listed if p.startswith(kit_index.TEMPLATES_DIR + "/")}
     records = {p for p in listed if p != kit_index.SUMS and p not in template_paths}
-    for p in sorted(records) if folders else ():
-        if p.split("/", 1)[0] not in folders:
-            findings.append(Finding("KB306", kit_index.INDEX, f"lists {p}, which is in no source folder of provenance.json and not a file the build writes"))
+    outside = sorted(p for p in records if p.partition("/")[0] not in folders) if folders else []
+    for p in outside:
+        findings.append(Finding("KB306", kit_index.INDEX, f"lists {p}, which is in no source folder of provenance.json and not a file the build writes"))
 
     # -- the plan, and the pages it compares against --------------------------------------
     expect: dict[str, bytes] = {}
@@ -429,7 +440,8 @@ def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> Verify
     here = set(digest_of.values())
     tally = {"here": 0, "withheld": 0, "external": 0, "unresolved": 0}
     pairs_ok = pairs_total = unread = 0
-    for p in sorted(records & set(scans)):
+    # Only records that print a digest or hold a placeholder add to these counts.
+    for p in sorted(p for p in records if (s := scans.get(p)) is not None and (s.digests or s.pairs or s.pairs_unread or any(s.placeholders))):
         scan = scans[p]
         tally["withheld"] += sum(scan.placeholders)
         unread += scan.pairs_unread
@@ -563,7 +575,9 @@ def _check_provenance(
             if rule["primitive"] == "digest" and rule["placeholder"] == placeholder:
                 for path, n in rule["firings"].items():
                     fired[path] = fired.get(path, 0) + n
-        for path in sorted(records & set(scans)):
+        # A record that holds none and where none fired agrees: only the others are looked at.
+        holding = (p for p, scan in scans.items() if scan.error is None and scan.placeholders[k])
+        for path in sorted({p for p in itertools.chain(holding, fired) if p in records and p in scans}):
             scan = scans[path]
             if scan.error is not None:
                 continue

@@ -239,6 +239,15 @@ def test_an_edited_placeholder_is_caught_even_with_index_and_sums_fixed_up(copy:
     assert "KB402" in codes  # the digest put in its place resolves to nothing
 
 
+def test_a_placeholder_added_where_no_rule_fired_is_caught(copy: Path) -> None:
+    # The notes file holds no placeholder and digest-withheld never fired in it: one written
+    # into it after the build is a count that disagrees with provenance.json all the same.
+    _replace(copy / NOTES, b"night", PLACEHOLDER.encode())
+    refresh(copy)
+    codes = {f.code: f for f in verify(copy).findings}
+    assert str(codes["KB301"]) == f"KB301 {NOTES}: holds the placeholder {PLACEHOLDER} once; digest-withheld fired here never"
+
+
 def test_findings_never_stop_at_the_first(copy: Path) -> None:
     _append(copy / NOTES, b"!")
     _append(copy / ROWS, b"!")
