@@ -507,7 +507,7 @@ def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> Verify
 
 def _check_sums(data: bytes, listed: Mapping[str, Mapping[str, Any]], records: set[str]) -> list[Finding]:
     """SHA256SUMS in GNU format, listing exactly the record files with index.json's digests."""
-    if not any("\n" in p for p in records) and data == kit_index.sums_of((p, listed[p]["sha256"]) for p in records):
+    if not any("\n" in p for p in records) and data == kit_index.sums_of({p: listed[p]["sha256"] for p in records}):
         # What the build writes for these records: every line is well formed and agrees with
         # index.json (a line-by-line check costs 2 µs a file). A path holding a line break is
         # left to the check below, which finds the line it breaks.
