@@ -90,6 +90,11 @@ class FileJob:
     # The source's sha256 where it is known already (a staged copy the first pass wrote): it is
     # then hashed only as far as the copy's own hash needs, up to the first change.
     source_sha256: str | None = None
+    # Write the result over ``src`` itself (``dst`` is ``src``). Only for rewrites that never
+    # make a chunk longer (a digest withheld by a placeholder no longer than it): each write
+    # then lands on bytes already read. Rewriting a file in place costs a fifth of writing a
+    # new one and renaming it over the old, which frees the old one's pages.
+    in_place: bool = False
 
 
 _NO_DIGESTS: frozenset[str] = frozenset()
@@ -134,7 +139,9 @@ def run_file(job: FileJob, plan: Plan) -> FileResult:
     leaks: list[LeakFinding] = []
     line = 1
     copied = False  # whether the unchanged prefix has been copied into the sink yet
-    sink = open(job.dst, "wb") if job.dst else None
+    if job.in_place and job.dst != job.src:
+        raise ValueError("a job in place writes its own source")
+    sink = open(job.src, "r+b") if job.in_place else open(job.dst, "wb") if job.dst else None
     try:
         with open(job.src, "rb") as src:
             binary, chunks = _chunks(src, plan.chunk_size)
@@ -163,9 +170,15 @@ def run_file(job: FileJob, plan: Plan) -> FileResult:
                     if sink is not None:
                         if not copied:
                             # Everything before this chunk is the source's own bytes: the
-                            # kernel copies it, the rest is written as rewritten.
-                            _copy_prefix(src, sink, n_out, job.kit_path)
+                            # kernel copies it, the rest is written as rewritten (in place, the
+                            # file holds them already).
+                            if job.in_place:
+                                sink.seek(n_out)
+                            else:
+                                _copy_prefix(src, sink, n_out, job.kit_path)
                             copied = True
+                        # In place, a write past what was read would overwrite unread bytes.
+                        assert not job.in_place or n_out + len(out) <= n_in, "an in-place rewrite grew"
                         sink.write(out)
                 n_out += len(out)
                 # In binary mode the scan window starts with the tail of the previous block;
@@ -206,7 +219,10 @@ def run_file(job: FileJob, plan: Plan) -> FileResult:
                     tail_col = cut - nl - 1 if nl >= 0 else tail_col + cut
                     del held[:cut]  # from the front of a bytearray: the start just moves
                     tail_lines = count_starts(held, _NEWLINE, 0, len(held))[0]
-            if sink is not None and not copied:
+            if job.in_place:
+                if copied:
+                    sink.truncate(n_out)  # type: ignore[union-attr]
+            elif sink is not None and not copied:
                 # A file no rule changed. Read in one chunk (most records): the bytes in hand are
                 # written, which costs less than a kernel copy for a small file; else the kernel
                 # copies it whole.

@@ -247,3 +247,40 @@ def test_a_source_digest_given_gives_the_same_result(tmp_path, size, data):
     assert given == hashed
     assert (tmp_path / "a").read_bytes() == (tmp_path / "b").read_bytes()
 
+
+
+@pytest.mark.parametrize("size", [5, 64, 1 << 20])
+def test_withholding_in_place_writes_what_a_new_file_would_hold(tmp_path, size):
+    # The digest-only pass rewrites a staged copy over itself: every placeholder is shorter than
+    # the digest it replaces, so each write lands on bytes already read, and the file is cut to
+    # its new length at the end.
+    digest = sha256(b"rows")
+    # Unchanged lines first, past the 8 KiB a file's first read takes: the rewrite starts after
+    # them, where the file already holds them.
+    data = b"nothing to withhold here\n" * 400 + b"".join(b'{"n": %d, "rows": "sha256:%s"}\n' % (i, digest.encode()) for i in range(40)) + b"tail, no newline"
+    withhold = Matcher("digest", placeholder="withheld-2026-09-29").with_withheld(frozenset({digest}))
+    p = Plan([withhold], {}, {}, (), chunk_size=size, scan=False)
+    (tmp_path / "a").write_bytes(data)
+    (tmp_path / "b").write_bytes(data)
+    renamed = run_file(FileJob(str(tmp_path / "a"), "k/rows.ndjson", str(tmp_path / "a.new"), sha256(data)), p)
+    in_place = run_file(FileJob(str(tmp_path / "b"), "k/rows.ndjson", str(tmp_path / "b"), sha256(data), in_place=True), p)
+    assert (tmp_path / "b").read_bytes() == (tmp_path / "a.new").read_bytes()
+    assert in_place == renamed and in_place.counts == [40]
+    assert b"withheld-2026-09-29" in (tmp_path / "b").read_bytes() and digest.encode() not in (tmp_path / "b").read_bytes()
+
+
+def test_a_file_with_nothing_to_withhold_is_left_as_it_is_in_place(tmp_path):
+    data = b'{"rows": "none here"}\n' * 10
+    path = tmp_path / "a"
+    path.write_bytes(data)
+    before = path.stat()
+    withhold = Matcher("digest", placeholder="withheld").with_withheld(frozenset({sha256(b"x")}))
+    result = run_file(FileJob(str(path), "k/a.ndjson", str(path), sha256(data), in_place=True), Plan([withhold], {}, {}, (), scan=False))
+    assert path.read_bytes() == data and result.sha256 == sha256(data)
+    assert path.stat().st_mtime_ns == before.st_mtime_ns  # not even written
+
+
+def test_a_job_in_place_must_name_its_own_source(tmp_path):
+    (tmp_path / "a").write_bytes(b"x\n")
+    with pytest.raises(ValueError):
+        run_file(FileJob(str(tmp_path / "a"), "k/a.txt", str(tmp_path / "b"), in_place=True), plan(64))

@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
 
 from kitbuild import index as kit_index
 from kitbuild.config import DEFAULT_CONFIG, Config, check_out, load_config
+from kitbuild.digests import DIGEST_LENGTH
 from kitbuild.errors import ConfigError, LeakError
 from kitbuild.figures import FigureCheckError, FigureError, FigureValue, RecordFiles, evaluate, records, render_figures_table, require_checks, views
 from kitbuild.index import Entry
@@ -99,6 +101,12 @@ def _merge(first: FileResult, second: FileResult, digest_rule: int | None) -> Fi
     )
 
 
+def _never_longer(placeholder: str | None) -> bool:
+    """Whether ``placeholder`` takes no more bytes than the digest it replaces, in any format:
+    JSON's escaping is the longest spelling a rewrite writes (TSV and YAML refuse, not escape)."""
+    return placeholder is not None and len(orjson.dumps(placeholder)) - 2 <= DIGEST_LENGTH
+
+
 def _may_print(result: FileResult, withheld: set[str]) -> bool:
     return bool(result.digests & withheld) or any(w in run for run in result.long_runs for w in withheld)
 
@@ -176,6 +184,9 @@ def build(
                 # cannot make private text, and the first census shows no withheld digest that
                 # would stay. The others are scanned again, so each finding names its line and
                 # column in the file as it would be published.
+                # The staged copies are rewritten in place when no withheld digest can grow: the
+                # placeholder, as any format writes it, is no longer than a digest.
+                in_place = digest_matcher is not None and _never_longer(digest_matcher.placeholder)
                 progress.begin("withholding digests", len(again), sum(results[i].size for i in again))
                 def rescan(r: FileResult) -> bool:
                     # A withheld digest stays where no rule withholds it, or inside a longer run
@@ -190,11 +201,13 @@ def build(
                     plan2 = Plan(only, private, described, allow, scan=scan)
                     staged = [str(staging / files[i].kit_path) for i in chosen]
                     jobs2 = [
-                        FileJob(path, files[i].kit_path, path + ".withheld", results[i].sha256) for path, i in zip(staged, chosen)
+                        FileJob(path, files[i].kit_path, path if in_place else path + ".withheld", results[i].sha256, in_place)
+                        for path, i in zip(staged, chosen)
                     ]
                     rewritten = run_files(jobs2, plan2, workers, progress)
                     for i, path, second_result in zip(chosen, staged, rewritten):
-                        os.replace(path + ".withheld", path)
+                        if not in_place:
+                            os.replace(path + ".withheld", path)
                         results[i] = _merge(results[i], second_result, digest_rule)
                 progress.end()
 

@@ -288,6 +288,29 @@ def test_serial_and_parallel_builds_are_identical(sample, tmp_path, cli):
     assert read_tree(tmp_path / "serial") == read_tree(tmp_path / "parallel")
 
 
+def test_withholding_in_place_and_into_new_files_build_the_same_kit(sample, tmp_path, monkeypatch):
+    from kitbuild.commands import build as build_module
+
+    bench, source = sample
+    sources = read_tree(source)
+    build("kit.yaml", out=tmp_path / "in-place")
+    monkeypatch.setattr(build_module, "_never_longer", lambda placeholder: False)
+    build("kit.yaml", out=tmp_path / "renamed")
+    assert read_tree(tmp_path / "in-place") == read_tree(tmp_path / "renamed")
+    assert read_tree(source) == sources  # rewritten in place means the staged copies, never a source
+    assert b"withheld-2026-09-29" in (tmp_path / "in-place" / L / "score/family.json").read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("placeholder", "in_place"),
+    [("withheld-2026-09-29", True), ("w" * 64, True), ("w" * 65, False), ('"' * 32, True), ('"' * 33, False), (None, False)],
+)
+def test_withholding_goes_in_place_only_when_no_placeholder_outgrows_a_digest(placeholder, in_place):
+    from kitbuild.commands.build import _never_longer
+
+    assert _never_longer(placeholder) is in_place  # JSON writes '"' as two bytes
+
+
 # -- point 10: atomic and safe ------------------------------------------------------------------------
 
 
