@@ -72,6 +72,24 @@ def py_count_starts(data: Data, needles: tuple[bytes, ...], start: int, stop: in
     return [data.count(n, lo, hi + len(n) - 1) for n in needles]
 
 
+def py_find_starts(data: Data, needles: tuple[bytes, ...], start: int, stop: int) -> list[tuple[int, int]]:
+    """(offset, needle index) of every occurrence of every needle, overlapping ones too, that lies
+    wholly in ``data[start:stop]``; sorted by offset, then by index."""
+    if len(needles) > MAX_NEEDLES:
+        raise ValueError(f"at most {MAX_NEEDLES} needles")
+    if not all(needles):
+        raise ValueError("each needle must be non-empty bytes")
+    lo, hi, _ = slice(start, stop).indices(len(data))
+    found = []
+    for k, n in enumerate(needles):
+        at = data.find(n, lo, hi)
+        while at >= 0:
+            found.append((at, k))
+            at = data.find(n, at + 1, hi)
+    found.sort()
+    return found
+
+
 def py_email_ats(data: Data, start: int, end: int) -> list[int]:
     """Offsets of each '@' in ``data[start:end]`` that :data:`EMAIL_DOMAIN` matches at (it may run past ``end``)."""
     lo, hi, _ = slice(start, end).indices(len(data))
@@ -168,6 +186,7 @@ def py_withheld_spans(data: Data, withheld: frozenset[bytes]) -> list[tuple[int,
 
 hex_runs: Callable[[Data], list[tuple[int, int]]] = py_hex_runs
 count_starts: Callable[[Data, tuple[bytes, ...], int, int], list[int]] = py_count_starts
+find_starts: Callable[[Data, tuple[bytes, ...], int, int], list[tuple[int, int]]] = py_find_starts
 email_ats: Callable[[Data, int, int], list[int]] = py_email_ats
 census: Callable[[Data, int, int, int, dict[bytes, list[int]]], list[int]] = py_census
 withheld_spans: Callable[[Data, frozenset[bytes]], list[tuple[int, int]]] = py_withheld_spans
@@ -184,6 +203,7 @@ if not os.environ.get("KITBUILD_PURE_PYTHON"):
     else:
         hex_runs = _speedups.hex_runs
         count_starts = _speedups.count_starts
+        find_starts = _speedups.find_starts
         email_ats = _speedups.email_ats
         census = _speedups.census
         withheld_spans = _speedups.withheld_spans

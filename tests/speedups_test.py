@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -21,6 +22,7 @@ import pytest
 from hypothesis import example, given, settings
 
 from kitbuild import speedups
+from kitbuild.leaks import GENERIC_SHAPES, SHAPE_ANCHORS
 from kitbuild.matchers import Matcher
 from kitbuild.speedups import (
     BOUNDARY_NAME,
@@ -30,6 +32,7 @@ from kitbuild.speedups import (
     py_contains,
     py_count_starts,
     py_email_ats,
+    py_find_starts,
     py_hex_runs,
     py_refill,
     py_replace_bounded,
@@ -185,6 +188,103 @@ def test_an_empty_needle_is_refused():
     """An empty needle is a ValueError in C (it would 'start' everywhere)."""
     with pytest.raises(ValueError):
         _speedups.count_starts(b"abc", (b"a", b""), 0, 3)
+
+
+# -- find_starts ---------------------------------------------------------------------------
+
+# Needles that overlap themselves and each other, that are prefixes of each other ('a', 'aa',
+# 'aab'), of one byte, and of the bytes 0x00 and 0xff (a signed-char slip in the compares, a
+# zeroed vector mistaken for a match); many share a first byte and differ in the second, which
+# the scan groups by.
+FIND_BYTES = b"ab\x00\xff"
+find_needle = st.one_of(st.sampled_from([b"a", b"aa", b"aab", b"\x00", b"\xff", b"\xff\x00", b"\x00\x00\xff", b"ba" * 4]),
+                        st.lists(st.sampled_from(FIND_BYTES), min_size=1, max_size=6).map(bytes))
+find_needles = st.lists(find_needle, min_size=1, max_size=MAX_NEEDLES).map(tuple)
+# The leak gate's anchors, the search find_starts was made for.
+GATE_ANCHORS = tuple(anchor for what, _ in GENERIC_SHAPES for anchor, _ in SHAPE_ANCHORS[what])
+
+
+@st.composite
+def find_cases(draw):
+    """Needles and data made of them, their pieces and other bytes, long enough to cross the
+    scan's 64-byte steps; a needle often stands at the very start or end of the data."""
+    needles = draw(st.one_of(find_needles, st.just(GATE_ANCHORS)))
+    pieces = [*needles, *(n[:-1] for n in needles if len(n) > 1), *(bytes([c]) for c in FIND_BYTES), b"/", b"\\"]
+    middle = draw(chunks(st.sampled_from(pieces)))
+    lead, tail = (draw(st.sampled_from([b"", *needles])) for _ in range(2))
+    bounded = draw(with_bounds(st.just(lead + middle + tail)))
+    return bounded, needles
+
+
+def brute_starts(data, needles, start, stop):
+    """What find_starts means, position by position."""
+    lo, hi, _ = slice(start, stop).indices(len(data))
+    return [(i, k) for i in range(lo, hi) for k, n in enumerate(needles) if i + len(n) <= hi and data[i:i + len(n)] == n]
+
+
+@settings(max_examples=300, deadline=None)
+@given(find_cases())
+@example(((b"aaaa", 0, 4), (b"aa", b"a")))
+def test_py_find_starts_is_every_occurrence(case):
+    """The twin finds every occurrence wholly in the bounds, overlapping ones too, in order."""
+    (data, start, stop), needles = case
+    assert py_find_starts(data, needles, start, stop) == brute_starts(data, needles, start, stop)
+
+
+@needs_c
+@settings(max_examples=1000, deadline=None)
+@given(find_cases())
+@example(((b"aaaaa" * 30, 0, 150), (b"aa", b"a", b"aaa")))
+@example(((b"\xff" * 17 + b"\x00" * 80, 1, -1), (b"\xff\x00", b"\x00", b"\xff")))
+@example(((b"x" * 60 + b"/home/" + b"x" * 60 + b"file://", 0, 133), GATE_ANCHORS))
+def test_find_starts_agrees(case):
+    """C find_starts gives py_find_starts' occurrences for any needles, data and bounds."""
+    (data, start, stop), needles = case
+    want = py_find_starts(data, needles, start, stop)
+    assert _speedups.find_starts(data, needles, start, stop) == want
+    assert _speedups.find_starts(bytearray(data), needles, start, stop) == want
+
+
+@needs_c
+def test_find_starts_on_a_long_buffer():
+    """Anchors put among random bytes over a few hundred KiB: the twin's answer, and each anchor found that still stands whole where it was put."""
+    rng = random.Random(7)
+    data = bytearray(rng.randbytes(300_000))
+    for anchor in GATE_ANCHORS:  # random bytes could hold one by chance: none is left
+        while (at := data.find(anchor)) >= 0:
+            data[at] ^= 0x55
+    placed = sorted((rng.randrange(len(data) - 10), k) for k in range(len(GATE_ANCHORS)) for _ in range(20))
+    for at, k in placed:
+        data[at:at + len(GATE_ANCHORS[k])] = GATE_ANCHORS[k]
+    data = bytes(data)
+    assert _speedups.find_starts(data, GATE_ANCHORS, 0, len(data)) == py_find_starts(data, GATE_ANCHORS, 0, len(data))
+    found = {(at, k) for at, k in _speedups.find_starts(data, GATE_ANCHORS, 0, len(data))}
+    assert {(at, k) for at, k in placed if data[at:at + len(GATE_ANCHORS[k])] == GATE_ANCHORS[k]} <= found
+
+
+both_find = pytest.mark.parametrize("impl", [
+    py_find_starts,
+    pytest.param(getattr(_speedups, "find_starts", None), marks=needs_c, id="c"),
+])
+
+
+@both_find
+def test_find_starts_refuses_too_many_needles_and_an_empty_one(impl):
+    """Seventeen needles, or an empty one (it would stand everywhere), are a ValueError."""
+    with pytest.raises(ValueError):
+        impl(b"abc", tuple(b"n%d" % i for i in range(MAX_NEEDLES + 1)), 0, 3)
+    with pytest.raises(ValueError):
+        impl(b"abc", (b"a", b""), 0, 3)
+    assert impl(b"abc", tuple(b"n%d" % i for i in range(MAX_NEEDLES)), 0, 3) == []
+
+
+@needs_c
+def test_find_starts_takes_its_needles_as_a_tuple_of_bytes():
+    """A list could be changed while the scan runs without the GIL: only a tuple is taken."""
+    with pytest.raises(TypeError):
+        _speedups.find_starts(b"abc", [b"a"], 0, 3)
+    with pytest.raises(ValueError):
+        _speedups.find_starts(b"abc", ("a",), 0, 3)
 
 
 # -- email_ats -----------------------------------------------------------------------------
@@ -363,6 +463,7 @@ def test_any_buffer_is_read_alike(wrap):
     assert _speedups.hex_runs(data) == py_hex_runs(SAMPLE) == [(33, 97)]
     assert _speedups.count_starts(data, (b"a", b"ab"), 0, -1) == py_count_starts(SAMPLE, (b"a", b"ab"), 0, -1)
     assert _speedups.email_ats(data, 0, len(SAMPLE)) == py_email_ats(SAMPLE, 0, len(SAMPLE)) == [8]
+    assert _speedups.find_starts(data, (b"a", b"ab"), 1, -1) == py_find_starts(SAMPLE, (b"a", b"ab"), 1, -1)
 
 
 # -- the compiled module is there, and a kit does not depend on it ---------------------------
