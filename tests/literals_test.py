@@ -8,13 +8,17 @@ own pieces and the characters their boundaries care about.
 
 from __future__ import annotations
 
+from unittest.mock import patch
+
 import hypothesis.strategies as st
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 
+import kitbuild.literals as literals_module
 from kitbuild.literals import LiteralFinder
 from kitbuild.matchers import Matcher, name_boundary
 from kitbuild.rewrite import Rewriter
+from kitbuild.speedups import MAX_NEEDLES
 
 PATHS = {"/x/ls": "L", "/x/ls/a": "LA", "/scratch/u7": "old"}
 NAMES = {"gpu-b17": "desktop", "gpu-b17.cluster.example.net": "desktop", "box": "laptop"}
@@ -98,14 +102,51 @@ def test_field_scoped_names_fast_and_event_paths_agree(data: bytes) -> None:
     assert fast.counts == slow.counts
 
 
-@settings(max_examples=300, deadline=None)
-@given(texts)
-def test_separate_and_joint_searches_agree(data: bytes) -> None:
-    # A few literals without boundaries (the leak gate) are searched one by one; the merged
-    # hits must be the joint automaton's leftmost-longest ones.
-    literals = [b"/x/ls", b"/x/ls/a", b"gpu-b17", b"gpu-b17.cluster.example.net", b"ls/a/x"]
-    separate = LiteralFinder(literals)
-    assert separate._singles is not None
-    joint = LiteralFinder(literals)
-    joint._singles = None
-    assert separate.find(data) == joint.find(data)
+def automaton(finder: LiteralFinder, data: bytes | bytearray, lo: int, hi: int) -> list[tuple[int, int, int]]:
+    """The one leftmost-longest automaton's matches in ``data[lo:hi]``: the reference."""
+    return [(lo + s, lo + e, i) for i, s, e in finder._longest.find_matches_as_indexes(memoryview(data)[lo:hi])]
+
+
+# Literals out of few bytes, so that they overlap each other and themselves, are prefixes and
+# suffixes of each other, and repeat; up to one more than a compiled search takes.
+few = st.lists(st.sampled_from(b"xa/\x00\xff"), min_size=1, max_size=5).map(bytes)
+literal_sets = st.lists(st.one_of(few, st.sampled_from([b"xa", b"aa", b"a", b"/home/", b"\\/home\\/"])),
+                        min_size=1, max_size=MAX_NEEDLES + 1)
+
+
+@st.composite
+def gate_cases(draw):
+    """Literals and data made of them and their pieces, with a region lo..hi of it."""
+    literals = draw(literal_sets)
+    pieces = [*literals, *(lit[1:] for lit in literals), *(bytes([c]) for c in b"xa/\x00\xff")]
+    data = draw(st.lists(st.sampled_from(pieces), max_size=60).map(b"".join))
+    lo = draw(st.integers(0, len(data)))
+    hi = draw(st.one_of(st.integers(lo, len(data)), st.just(len(data) + 3)))
+    return literals, data, lo, hi
+
+
+@settings(max_examples=500, deadline=None)
+@given(gate_cases(), st.booleans())
+@example(([b"xa", b"aa"], b"xaaa", 0, 4), False)  # the 'aa' at 1 passed over, the one at 2 taken
+@example(([b"a", b"aa", b"aa"], b"aaaaa", 1, 5), True)  # equal literals: the first one's index
+def test_boundary_free_finders_give_the_automatons_matches(case: tuple[list[bytes], bytes, int, int], window: bool) -> None:
+    # The leak gate's finders pick their matches from every occurrence (compiled, or one
+    # automaton per literal without the compiled module); either way the matches must be those
+    # of the one leftmost-longest automaton, also in a streaming scan's bytearray window.
+    literals, data, lo, hi = case
+    buf = bytearray(data) if window else data
+    want = automaton(LiteralFinder(literals), data, lo, hi)
+    assert LiteralFinder(literals).find(buf, lo, hi) == want
+    with patch.object(literals_module, "COMPILED", False):
+        assert LiteralFinder(literals).find(buf, lo, hi) == want
+    if lo == 0 and hi >= len(data):
+        assert LiteralFinder(literals).find(buf) == want
+
+
+def test_a_few_literals_without_boundaries_take_the_search_of_every_occurrence() -> None:
+    # Else the test above would compare the automaton with itself.
+    assert LiteralFinder([b"a", b"b"])._needles is not None
+    assert LiteralFinder([b"n%d" % i for i in range(MAX_NEEDLES)])._needles is not None
+    assert LiteralFinder([b"a"])._needles is None  # one literal: the automaton's memmem is faster
+    assert LiteralFinder([b"n%d" % i for i in range(MAX_NEEDLES + 1)])._needles is None
+    assert LiteralFinder([b"a", b"b"], name_boundary)._needles is None
