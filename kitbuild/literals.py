@@ -12,13 +12,18 @@ leftmost first, and at one position the longest literal whose boundaries hold. T
 fails its boundary (``gpu-b17`` inside ``gpu-b170``) is searched again with every overlapping
 candidate and resolved exactly.
 
-Without boundaries (the leak gate's private strings and shape anchors), a few literals are found
-by ``speedups.find_starts``, which tests all of them 16 bytes at a time: several times the
-automaton's speed, which drops below 1 GB/s as soon as two literals share a search.
+Without boundaries (the leak gate's private strings and shape anchors), a few literals may be
+found by ``speedups.find_starts``, which tests all of them 16 bytes at a time. Which of the two
+is faster depends on the literals more than on anything one can reason about: the automaton picks
+its own prefilter, and ran the gate's 12 shape anchors at 1.7 GB/s but verify's 15 at 16 GB/s,
+where find_starts runs both at about 5. So each such finder times both once, on fixed samples,
+and keeps the faster; both give the same matches.
 """
 
 from __future__ import annotations
 
+import random
+import time
 from typing import Callable, Sequence
 
 import ahocorasick_rs
@@ -28,6 +33,18 @@ from kitbuild.speedups import COMPILED, MAX_NEEDLES, Data, find_starts
 # (start, end, literal index)
 Match = tuple[int, int, int]
 Boundary = Callable[[bytes, int, int, int, int], bool]
+
+
+_SAMPLES: tuple[bytes, bytes] | None = None
+
+
+def _samples() -> tuple[bytes, bytes]:
+    """64 KiB of fixed pseudo-random bytes, and as much of an NDJSON record: what kits hold."""
+    global _SAMPLES
+    if _SAMPLES is None:
+        line = b'{"path": "records/run-0001/rows-0001.ndjson", "route": "desktop", "reads": {"sha256": "%s"}, "score": 0.5}\n' % (b"0f" * 32)
+        _SAMPLES = (random.Random(0).randbytes(1 << 16), line * ((1 << 16) // len(line)))
+    return _SAMPLES
 
 
 def byte_class(chars: bytes) -> frozenset[int]:
@@ -62,6 +79,7 @@ class LiteralFinder:
             # 12 shape anchors: 0.2 GB/s, against 2.7).
             if not COMPILED:
                 self._singles = [ahocorasick_rs.BytesAhoCorasick([n]) for n in self._needles]
+        self._by_occurrences: bool | None = None  # decided by _calibrate at the first search
 
     def __getstate__(self) -> dict[str, object]:  # automatons are rebuilt, not pickled
         return {"literals": self.literals, "boundary": self.boundary}
@@ -74,7 +92,10 @@ class LiteralFinder:
         if hi is None:
             hi = len(data)
         if self._needles is not None:
-            return self._leftmost_longest(self._occurrences(data, lo, hi))
+            if self._by_occurrences is None:
+                self._by_occurrences = self._calibrate()
+            if self._by_occurrences:
+                return self._leftmost_longest(self._occurrences(data, lo, hi))
         view = data if (lo == 0 and hi == len(data)) else memoryview(data)[lo:hi]
         found = self._longest.find_matches_as_indexes(view)
         if not found:
@@ -93,6 +114,20 @@ class LiteralFinder:
                 return self._resolve(data, lo, hi, view)
             out.append((s, e, i))
         return out
+
+    def _calibrate(self) -> bool:
+        """Whether picking from every occurrence beats the automaton for these literals, timed on
+        binary and on record-like samples (about a millisecond, once per finder and process)."""
+        costs = [0.0, 0.0]
+        for sample in _samples():
+            for k, search in enumerate((lambda: self._longest.find_matches_as_indexes(sample), lambda: self._occurrences(sample, 0, len(sample)))):
+                best = float("inf")
+                for _ in range(3):
+                    start = time.perf_counter()
+                    search()
+                    best = min(best, time.perf_counter() - start)
+                costs[k] += best
+        return costs[1] < costs[0]
 
     def _occurrences(self, data: Data, lo: int, hi: int) -> list[tuple[int, int]]:
         """(start, needle index) of every occurrence of every needle in ``data[lo:hi]``, overlapping

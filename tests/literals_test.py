@@ -136,11 +136,29 @@ def test_boundary_free_finders_give_the_automatons_matches(case: tuple[list[byte
     literals, data, lo, hi = case
     buf = bytearray(data) if window else data
     want = automaton(LiteralFinder(literals), data, lo, hi)
-    assert LiteralFinder(literals).find(buf, lo, hi) == want
+    assert LiteralFinder(literals).find(buf, lo, hi) == want  # whichever search the timing picks
+    assert by_occurrences(LiteralFinder(literals)).find(buf, lo, hi) == want
     with patch.object(literals_module, "COMPILED", False):
-        assert LiteralFinder(literals).find(buf, lo, hi) == want
+        assert by_occurrences(LiteralFinder(literals)).find(buf, lo, hi) == want
     if lo == 0 and hi >= len(data):
-        assert LiteralFinder(literals).find(buf) == want
+        assert by_occurrences(LiteralFinder(literals)).find(buf) == want
+
+
+def by_occurrences(finder: LiteralFinder) -> LiteralFinder:
+    """``finder``, made to pick from every occurrence whatever its timing would choose."""
+    if finder._needles is not None:
+        finder._by_occurrences = True
+    return finder
+
+
+def test_a_finder_times_its_two_searches_once_and_keeps_one() -> None:
+    finder = LiteralFinder([b"/home/", b"/Users/", b"file://"])
+    assert finder._by_occurrences is None
+    assert finder.find(b"see /home/ada") == [(4, 10, 0)]
+    chosen = finder._by_occurrences
+    assert isinstance(chosen, bool)
+    finder.find(b"and /Users/ada")
+    assert finder._by_occurrences is chosen
 
 
 def test_a_few_literals_without_boundaries_take_the_search_of_every_occurrence() -> None:
