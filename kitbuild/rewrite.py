@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import weakref
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import orjson
 
@@ -111,6 +111,9 @@ class _Whole:
 # Each matcher's steps for whole JSON values (see Rewriter._whole_values), made once per process.
 # (Held in a 1-tuple: None is an answer too, "too many names for steps".)
 _WHOLE_STEPS: "weakref.WeakKeyDictionary[Matcher, tuple[list[_Whole] | None]]" = weakref.WeakKeyDictionary()
+# Each many-name matcher's JSON-escaped replacements, or None where one of them holds a name (see
+# Rewriter._compact_values), made once per process.
+_COMPACT_SAFES: "weakref.WeakKeyDictionary[Matcher, tuple[dict[bytes, bytes] | None]]" = weakref.WeakKeyDictionary()
 
 
 class Rewriter:
@@ -265,6 +268,13 @@ class Rewriter:
                 self.counts[index] += n
             if not any(contains(chunk, name) for name in table if name not in gone):
                 return chunk
+        else:
+            safes = self._compact_safes(matcher, chunk)
+            if safes is not None:
+                chunk = self._compact_values(index, matcher.fields, safes, chunk)
+                # The pass below would find nothing to do: no name is left anywhere in the chunk.
+                if not matcher.find(chunk):
+                    return chunk
         self._field_spans(index, matcher.fields, b"")  # compiles the field pattern once
         regex = self._field_res[index]
         fired = 0
@@ -289,6 +299,50 @@ class Rewriter:
 
         chunk = regex.sub(value, chunk)
         self.counts[index] += fired
+        return chunk
+
+    def _compact_safes(self, matcher: Matcher, chunk: bytes) -> dict[bytes, bytes] | None:
+        """Each name -> its replacement as JSON writes it, for :meth:`_compact_values`; None where a
+        replacement holds a name, which the search for names left after it would find again."""
+        made = _COMPACT_SAFES.get(matcher)
+        if made is None:
+            table = matcher.table()
+            safes: dict[bytes, bytes] | None = {}
+            by_rep = {rep: self._safe_cache.get(rep) or self._safe_cache.setdefault(rep, self._safe(rep, chunk, 0)) for rep in set(table.values())}
+            finder = matcher.find
+            # A name with a quote could be split across a value's edge; rare enough to leave to
+            # the field pattern.
+            if any(finder(safe) for safe in by_rep.values()) or any(b'"' in name for name in table):
+                safes = None
+            else:
+                safes = {name: by_rep[rep] for name, rep in table.items()}
+            made = _COMPACT_SAFES[matcher] = (safes,)
+        return made[0]
+
+    def _compact_values(self, index: int, fields: Sequence[str], safes: Mapping[bytes, bytes], chunk: bytes) -> bytes:
+        """Values written ``"field":"name"`` (no space, no escape: what JSON writers emit) that
+        are exactly one name, replaced by splitting the chunk at each ``"field":"``: a dict lookup
+        per value instead of a regex match and a callback (a third of the time, with 1,000 names).
+
+        A field's key cannot occur inside a JSON string (its quotes would be escaped there), so each
+        split point starts a value of that field, as the field pattern's matches do.
+        """
+        for field in fields:
+            marker = b'"' + field.encode("utf-8") + b'":"'
+            parts = chunk.split(marker)
+            if len(parts) == 1:
+                continue
+            fired = 0
+            for k in range(1, len(parts)):
+                part = parts[k]
+                end = part.find(b'"')
+                safe = safes.get(part[:end]) if end > 0 else None
+                if safe is not None and part[end - 1 : end] != b"\\":
+                    parts[k] = safe + part[end:]
+                    fired += 1
+            if fired:
+                chunk = marker.join(parts)
+                self.counts[index] += fired
         return chunk
 
     def _whole_values(self, matcher: Matcher, chunk: bytes) -> list[_Whole] | None:

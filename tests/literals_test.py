@@ -92,6 +92,46 @@ records = st.lists(
 ).map(lambda kv: ("{" + ", ".join(f'"{k}": "{v}"' for k, v in kv) + "}\n").encode())
 
 
+# More names than per-name steps take (matchers.FEW_LITERALS): values are looked up whole, after
+# a split at each compact '"field":"'; written compact or spaced, exact or not, escaped or not.
+MANY_NAMES = {**NAMES, **{f"node-{i:02d}": f"n{i % 3}" for i in range(20)}, "node-07.x": "seven"}
+many_values = st.lists(st.sampled_from(["node-01", "node-07", "node-07.x", "gpu-b17", "box", "node-011", " ", "\\\"", "\\\\", "x"]),
+                       max_size=4).map("".join)
+compact_records = st.lists(
+    st.tuples(st.sampled_from(["route", "host", "note"]), st.sampled_from(['":"', '": "', '" :"']), many_values), max_size=6
+).map(lambda kv: ("{" + ",".join(f'"{k}{sep}{v}"' for k, sep, v in kv) + "}\n").encode())
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(compact_records, max_size=5).map(b"".join))
+@example(b'{"route":"node-07","host":"node-07.x","note":"node-07"}\n{"route":"x\\"node-01"}\n')
+def test_many_field_scoped_names_fast_and_event_paths_agree(data: bytes) -> None:
+    matchers = [Matcher("literal_names", pairs=MANY_NAMES, fields=["route", "host"])]
+    fast, slow = Rewriter("a.ndjson", matchers), Rewriter("a.ndjson", matchers, collect=True)
+    assert fast.feed(data) == slow.feed(data)
+    assert fast.counts == slow.counts
+
+
+def test_compact_values_are_looked_up_whole_and_the_rest_left_for_the_field_pattern() -> None:
+    matcher = Matcher("literal_names", pairs=MANY_NAMES, fields=["route"])
+    rewriter = Rewriter("a.ndjson", [matcher])
+    safes = rewriter._compact_safes(matcher, b"")
+    assert safes is not None and safes[b"node-07.x"] == b"seven"
+    data = b'{"route":"node-07.x","route": "node-01","route":"node-01 b","note":"node-02"}\n'
+    out = rewriter._compact_values(0, ["route"], safes, data)
+    assert out == b'{"route":"seven","route": "node-01","route":"node-01 b","note":"node-02"}\n'
+    assert rewriter.counts == [1]
+
+
+def test_a_replacement_that_holds_a_name_is_not_replaced_again() -> None:
+    # 'alias' becomes 'node-01 spare', which holds the name node-01: replaced once, as a dry run does.
+    matchers = [Matcher("literal_names", pairs={**MANY_NAMES, "alias": "node-01 spare"}, fields=["route"])]
+    data = b'{"route":"alias"}\n{"route":"node-01"}\n'
+    fast, slow = Rewriter("a.ndjson", matchers), Rewriter("a.ndjson", matchers, collect=True)
+    assert fast.feed(data) == slow.feed(data) == b'{"route":"node-01 spare"}\n{"route":"n1"}\n'
+    assert fast.counts == slow.counts == [2]
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(records, max_size=5).map(b"".join))
 def test_field_scoped_names_fast_and_event_paths_agree(data: bytes) -> None:
