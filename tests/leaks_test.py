@@ -59,6 +59,16 @@ def test_private_strings_and_digests_in_either_case():
     ]
 
 
+def test_a_withheld_digest_is_found_alone_and_inside_a_longer_run_of_hex_digits():
+    other = "0" * 64
+    described = {DIGEST: "the original sha256 of run/a.json, which a rule rewrote", other: "the original sha256 of run/b.json"}
+    data = b"a " + DIGEST.encode() + b"\nb f" + other.encode() + b"f\nc " + b"1" * 64 + b"\n"
+    assert findings(data, {}, described) == [
+        "run/x.json:1:3: the original sha256 of run/a.json, which a rule rewrote",
+        "run/x.json:2:4: the original sha256 of run/b.json",
+    ]
+
+
 def test_allow_passes_a_generic_shape_inside_the_allowed_text_only():
     allow = ["/home/shared/datasets"]
     assert findings(b"/home/shared/datasets/a.json\n", allow=allow) == []
