@@ -118,9 +118,13 @@ def test_compact_values_are_looked_up_whole_and_the_rest_left_for_the_field_patt
     safes = rewriter._compact_safes(matcher, b"")
     assert safes is not None and safes[b"node-07.x"] == b"seven"
     data = b'{"route":"node-07.x","route": "node-01","route":"node-01 b","note":"node-02"}\n'
-    out = rewriter._compact_values(0, ["route"], safes, data)
+    out, settled = rewriter._compact_values(0, matcher, safes, data)
     assert out == b'{"route":"seven","route": "node-01","route":"node-01 b","note":"node-02"}\n'
-    assert rewriter.counts == [1]
+    assert rewriter.counts == [1] and not settled  # a spaced key, and a name inside a value, are left
+    out, settled = rewriter._compact_values(0, matcher, safes, b'{"route":"node-01","route":"x b","note":"node-02"}\n')
+    assert out == b'{"route":"n1","route":"x b","note":"node-02"}\n' and settled
+    for unsettled in (b'{"route":"node-01 b"}\n', b'{"route": "x"}\n', b'{"route":"x\\"y"}\n', b'{"route":["node-01"]}\n'):
+        assert not rewriter._compact_values(0, matcher, safes, unsettled)[1]
 
 
 def test_a_replacement_that_holds_a_name_is_not_replaced_again() -> None:
