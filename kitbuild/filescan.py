@@ -606,26 +606,40 @@ def scan_blocks(path: str, blocks: Iterable[bytes | memoryview], plan: ScanPlan)
     if isinstance(blocks, tuple) and len(blocks) == 1 and isinstance(blocks[0], bytes):
         return _scan_one(path, blocks[0], plan)  # the whole file at once
     scanner = _Scanner(path, plan)
-    page = _PageCompare(plan.expect[path]) if path in plan.expect else None
-    pairs = scanner.pairs
-    digest = hashlib.sha256()
-    size = 0
+    tally = _Tally(path, plan, scanner)
     pieces = itertools.chain(((block, False) for block in blocks), ((b"", True),))
     for block, final in pieces:
-        digest.update(block)
-        size += len(block)
-        if pairs is not None:
-            pairs.block(block)
-        if page is not None:
-            page.feed(block)
+        tally.block(block)
         scanner.feed(block, final)
-    scan = scanner.close()
-    if page is not None:
-        page.close()
-        scan.page_diff = page.diff
-    scan.size = size
-    scan.sha256 = digest.hexdigest()
-    return scan
+    return tally.close()
+
+
+class _Tally:
+    """What each block of a file adds to besides its window's searches: the file's digest and
+    size, the comparison with the page it should be, and a JSON document's parts."""
+
+    def __init__(self, path: str, plan: ScanPlan, scanner: _Scanner) -> None:
+        self.scanner = scanner
+        self.page = _PageCompare(plan.expect[path]) if path in plan.expect else None
+        self.digest = hashlib.sha256()
+        self.size = 0
+
+    def block(self, block: bytes | memoryview) -> None:
+        self.digest.update(block)
+        self.size += len(block)
+        if self.scanner.pairs is not None:
+            self.scanner.pairs.block(block)
+        if self.page is not None:
+            self.page.feed(block)
+
+    def close(self) -> FileScan:
+        scan = self.scanner.close()
+        if self.page is not None:
+            self.page.close()
+            scan.page_diff = self.page.diff
+        scan.size = self.size
+        scan.sha256 = self.digest.hexdigest()
+        return scan
 
 
 def _blocks(stream: BinaryIO, size: int, tick: Callable[[int], None] | None = None) -> Iterator[bytes]:
@@ -683,33 +697,20 @@ def _scan_stream(path: str, fd: int, plan: ScanPlan, tick: Callable[[int], None]
     """:func:`scan_blocks` for a file read from its descriptor: each block is read into the
     scan's window itself, which hashes and searches it there (see :func:`refill`)."""
     scanner = _Scanner(path, plan)
+    tally = _Tally(path, plan, scanner)
     held = scanner.held
-    page = _PageCompare(plan.expect[path]) if path in plan.expect else None
-    pairs = scanner.pairs
-    digest = hashlib.sha256()
-    size = keep = 0
+    keep = 0
     while True:
         n = scanner.read(fd, plan.block_size, keep)
         if n:
             with memoryview(held) as view, view[len(held) - n :] as block:
-                digest.update(block)
-                if pairs is not None:
-                    pairs.block(block)
-                if page is not None:
-                    page.feed(block)
-            size += n
+                tally.block(block)
             if tick is not None:
                 tick(n)
         keep = scanner.advance(held, n == 0)
         if n == 0:
             break
-    scan = scanner.close()
-    if page is not None:
-        page.close()
-        scan.page_diff = page.diff
-    scan.size = size
-    scan.sha256 = digest.hexdigest()
-    return scan
+    return tally.close()
 
 
 def _ticking(blocks: Iterable[memoryview], tick: Callable[[int], None]) -> Iterator[memoryview]:
