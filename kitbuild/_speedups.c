@@ -542,15 +542,6 @@ static int find_runs(Py_buffer *view, Offsets *runs) {
     return 0;
 }
 
-/* Adds ``more`` to the count of a census entry, a list [count, first]; 0, or -1 with an error set. */
-static int add_count(PyObject *entry, Py_ssize_t more) {
-    if (entry == NULL || more == 0)
-        return 0;
-    Py_ssize_t n = PyLong_AsSsize_t(PyList_GET_ITEM(entry, 0));
-    PyObject *sum = (n == -1 && PyErr_Occurred()) ? NULL : PyLong_FromSsize_t(n + more);
-    return sum == NULL ? -1 : PyList_SetItem(entry, 0, sum);
-}
-
 /* The runs of exactly DIGEST_LENGTH hex digits whose start is in [start, stop): a census.
  * Each is counted in ``counts`` under its bytes as printed ([count, base + offset of the first]),
  * and the list of their offsets is returned. The scan runs without the GIL; the counting, a
@@ -582,13 +573,6 @@ static PyObject *census(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     const char *d = (const char *)view.buf;
     if (find_runs(&view, &runs) < 0 || (starts = PyList_New(0)) == NULL)
         goto done;
-    /* Records print the same digest line after line (the dataset every row read, say): while a
-     * run repeats the one before it, it is counted here and added to its entry once, instead of
-     * a bytes object and a dict lookup per run. ``last_entry`` is borrowed from ``counts``,
-     * which only gains keys while this runs. */
-    const char *last = NULL;
-    PyObject *last_entry = NULL;
-    Py_ssize_t pending = 0;
     for (Py_ssize_t k = 0; k + 1 < runs.len; k += 2) {
         Py_ssize_t s = runs.items[k], e = runs.items[k + 1];
         if (e - s != DIGEST_LENGTH || s < start)
@@ -601,13 +585,6 @@ static PyObject *census(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             goto fail;
         }
         Py_DECREF(at);
-        if (last != NULL && memcmp(d + s, last, DIGEST_LENGTH) == 0) {
-            pending++;
-            continue;
-        }
-        if (add_count(last_entry, pending) < 0)
-            goto fail;
-        pending = 0;
         PyObject *key = PyBytes_FromStringAndSize(d + s, DIGEST_LENGTH);
         if (key == NULL)
             goto fail;
@@ -616,11 +593,11 @@ static PyObject *census(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         if (seen == NULL) {
             PyObject *entry = PyErr_Occurred() ? NULL : Py_BuildValue("[nn]", (Py_ssize_t)1, base + s);
             failed = entry == NULL || PyDict_SetItem(counts, key, entry) < 0;
-            Py_XDECREF(entry); /* the dict holds it */
-            last_entry = failed ? NULL : entry;
+            Py_XDECREF(entry);
         } else if (PyList_Check(seen) && PyList_GET_SIZE(seen) == 2) {
-            last_entry = seen;
-            failed = add_count(seen, 1) < 0;
+            Py_ssize_t n = PyLong_AsSsize_t(PyList_GET_ITEM(seen, 0));
+            PyObject *more = (n == -1 && PyErr_Occurred()) ? NULL : PyLong_FromSsize_t(n + 1);
+            failed = more == NULL || PyList_SetItem(seen, 0, more) < 0;
         } else {
             PyErr_SetString(PyExc_TypeError, "each value of counts must be a list [count, first]");
             failed = 1;
@@ -628,10 +605,7 @@ static PyObject *census(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         Py_DECREF(key);
         if (failed)
             goto fail;
-        last = d + s;
     }
-    if (add_count(last_entry, pending) < 0)
-        goto fail;
     goto done;
 fail:
     Py_CLEAR(starts);
