@@ -22,7 +22,7 @@ import orjson
 from kitbuild.digests import DIGEST_LENGTH, PREFIX
 from kitbuild.errors import UnsafeRewriteError
 from kitbuild.matchers import FEW_LITERALS, Matcher, Substitution
-from kitbuild.speedups import BOUNDARY_NONE, contains, count_starts, replace_bounded
+from kitbuild.speedups import BOUNDARY_NONE, contains, count_starts, find_starts, replace_bounded
 
 FORMATS = ("json", "ndjson", "yaml", "tsv", "text")
 _BY_SUFFIX = {".json": "json", ".ndjson": "ndjson", ".jsonl": "ndjson", ".yaml": "yaml", ".yml": "yaml", ".tsv": "tsv"}
@@ -114,6 +114,19 @@ _WHOLE_STEPS: "weakref.WeakKeyDictionary[Matcher, tuple[list[_Whole] | None]]" =
 # Each many-name matcher's JSON-escaped replacements, or None where one of them holds a name (see
 # Rewriter._compact_values), made once per process.
 _COMPACT_SAFES: "weakref.WeakKeyDictionary[Matcher, tuple[dict[bytes, bytes] | None]]" = weakref.WeakKeyDictionary()
+
+
+def _split(data: bytes, separator: bytes) -> list[bytes]:
+    """``data.split(separator)``, found by the compiled search: bytes.split and bytes.count run at
+    1.7 GB/s on records with a separator that starts with a quote, find_starts at 7."""
+    pieces = []
+    last = 0
+    for start, _ in find_starts(data, (separator,), 0, len(data)):
+        if start >= last:  # occurrences may overlap (a quote ends one, starts the next): from the left
+            pieces.append(data[last:start])
+            last = start + len(separator)
+    pieces.append(data[last:])
+    return pieces
 
 
 class Rewriter:
@@ -333,8 +346,8 @@ class Rewriter:
         for field in matcher.fields:
             key = b'"' + field.encode("utf-8") + b'"'
             marker = key + b':"'
-            parts = chunk.split(marker)
-            if chunk.count(key) != len(parts) - 1:
+            parts = _split(chunk, marker)
+            if count_starts(chunk, (key,), 0, len(chunk))[0] != len(parts) - 1:
                 settled = False  # a key written otherwise ("field": "x", an array, a number)
             if len(parts) == 1:
                 continue
