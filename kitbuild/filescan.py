@@ -8,9 +8,10 @@ Aho–Corasick automaton, a regular expression from a candidate found in C); Pyt
 match, never per byte or per line. A file up to a block is read with one call and searched
 where it lies (:func:`_scan_one`).
 
-A larger file is read into one buffer each process reuses, and searched over a window kept in a
-bytearray: a little context before, the bytes carried from the previous block, then the new
-block. A match is taken only if it starts in the window's settled part, which ends
+A larger file is searched over a window kept in a bytearray: a little context before, the bytes
+carried from the previous block, then the new block, read from the file straight into the window
+(:func:`kitbuild.speedups.refill`; a file from an archive is read into a reused buffer and
+appended). A match is taken only if it starts in the window's settled part, which ends
 at the last line end at least :data:`_MARGIN` bytes before the window's end (or, inside a line
 longer than that, :data:`_MARGIN` bytes before the end), so a match is never cut by a block edge
 and never counted twice.

@@ -1,12 +1,12 @@
-"""Memory management on the hot paths: the C allocator's thresholds, and the cyclic collector.
+"""Memory on the hot paths: the C allocator's thresholds, the cyclic collector, reused buffers.
 
-The C library's allocator, told to keep big freed blocks for reuse (glibc only): a build rewrites text in chunks of 1 MiB: each chunk read, each substitution's result and each
+A build rewrites text in chunks of 1 MiB, and each chunk read, each substitution's result and each
 join is a fresh block of about that size. glibc hands blocks that large to the kernel as new
 mappings, or trims them from the heap when freed, so every chunk costs hundreds of page faults
 (a quarter of a build's time in the kernel, measured on workload B: 347,000 faults for 256 MiB).
-Keeping them in the heap, below a ceiling, takes the faults away. Only the worker processes ask
-for it: they hold a chunk or two at a time, while the main process holds a kit's results and
-must give memory back.
+:func:`keep_freed_blocks` has glibc keep them in the heap, below a ceiling. Only the worker
+processes ask for it: they hold a chunk or two at a time, while the main process holds a kit's
+results and must give memory back.
 """
 
 from __future__ import annotations

@@ -313,6 +313,14 @@ class Rewriter:
         self.counts[index] += fired
         return chunk
 
+    def _json_safe(self, replacement: bytes, chunk: bytes) -> bytes:
+        """``replacement`` as JSON writes it, cached. JSON needs no check beyond escaping, which
+        holds at any position, so where it is written does not matter."""
+        safe = self._safe_cache.get(replacement)
+        if safe is None:
+            safe = self._safe_cache[replacement] = self._safe(replacement, chunk, 0)
+        return safe
+
     def _compact_safes(self, matcher: Matcher, chunk: bytes) -> dict[bytes, bytes] | None:
         """Each name -> its replacement as JSON writes it, for :meth:`_compact_values`; None where a
         replacement holds a name, which the search for names left after it would find again."""
@@ -320,7 +328,7 @@ class Rewriter:
         if made is None:
             table = matcher.table()
             safes: dict[bytes, bytes] | None = {}
-            by_rep = {rep: self._safe_cache.get(rep) or self._safe_cache.setdefault(rep, self._safe(rep, chunk, 0)) for rep in set(table.values())}
+            by_rep = {rep: self._json_safe(rep, chunk) for rep in set(table.values())}
             finder = matcher.find
             # A name with a quote could be split across a value's edge; rare enough to leave to
             # the field pattern.
@@ -386,8 +394,7 @@ class Rewriter:
         if len(table) * len(matcher.fields) <= FEW_LITERALS:
             result = []
             ordered = sorted(table.items(), key=lambda kv: (-len(kv[0]), kv[0]))
-            # JSON needs no safety check beyond escaping, which _safe does at any position.
-            safes = {rep: self._safe_cache.get(rep) or self._safe_cache.setdefault(rep, self._safe(rep, chunk, 0)) for _, rep in ordered}
+            safes = {rep: self._json_safe(rep, chunk) for _, rep in ordered}
             # A name found gone stays gone if no replacement can write one: a name without a
             # quote could only be written inside a replaced value, which is bounded by quotes.
             keeps_gone = not any(b'"' in name or any(name in safe for safe in safes.values()) for name, _ in ordered)

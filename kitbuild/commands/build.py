@@ -180,13 +180,13 @@ def build(
                 only: list[Matcher | None] = [None] * len(matchers)
                 if digest_rule is not None:
                     only[digest_rule] = digest_matcher
+                # The staged copies are rewritten in place when no withheld digest can grow: the
+                # placeholder, as any format writes it, is no longer than a digest.
+                in_place = digest_matcher is not None and _never_longer(digest_matcher.placeholder)
                 # Files the gate passed in the first pass need no second scan: a placeholder
                 # cannot make private text, and the first census shows no withheld digest that
                 # would stay. The others are scanned again, so each finding names its line and
                 # column in the file as it would be published.
-                # The staged copies are rewritten in place when no withheld digest can grow: the
-                # placeholder, as any format writes it, is no longer than a digest.
-                in_place = digest_matcher is not None and _never_longer(digest_matcher.placeholder)
                 progress.begin("withholding digests", len(again), sum(results[i].size for i in again))
                 def rescan(r: FileResult) -> bool:
                     # A withheld digest stays where no rule withholds it, or inside a longer run
