@@ -75,16 +75,18 @@ def _figure_tables(figures: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def _path_of(entry: Any) -> str:
     """An index entry's path: a dict when read from a kit, an :class:`~kitbuild.index.Entry` in a build."""
-    return str(entry["path"] if isinstance(entry, Mapping) else entry.path)
+    # A dict first: the Mapping test goes through the ABC machinery, a microsecond an entry.
+    return str(entry["path"] if type(entry) is dict or isinstance(entry, Mapping) else entry.path)
 
 
 def page_context(provenance: Mapping[str, Any], index: Mapping[str, Any]) -> dict[str, Any]:
     """What templates see; derived from the kit's provenance.json and index.json only."""
     files = list(index.get("files", []))
+    paths = [_path_of(f) for f in files]
     folders = []
     for source in provenance.get("sources", []):
         prefix = source["as"] + "/"
-        inside = [f for f in files if _path_of(f).startswith(prefix)]
+        inside = [f for f, path in zip(files, paths) if path.startswith(prefix)]
         folders.append(
             {
                 **source,

@@ -63,7 +63,7 @@ class _Json:
         self.document: Any = None
         self.parsed = False
         self.valid = False
-        self.plain_files = False  # index.json: every entry passed _plain_entry
+        self.plain_files = False  # index.json: every entry passed _all_plain_entries
 
 
 def _load_json(kit: KitFS, path: str, findings: list[Finding], codes: tuple[str, str, str], schema: str, required: bool) -> _Json:
@@ -108,22 +108,33 @@ def _size_hint(member: Member, entry: Mapping[str, Any] | None) -> int:
     return entry["size"] if entry is not None else 0
 
 
-def _plain_entry(entry: Any) -> bool:
-    """True when ``entry`` surely meets index.schema.json's entry (a stricter test than the schema's)."""
-    return (
-        type(entry) is dict
-        and len(entry) == 3
-        and type(entry.get("path")) is str
-        and entry["path"] != ""
-        and type(entry.get("size")) is int
-        and entry["size"] >= 0
-        and type(entry.get("sha256")) is str
-        and _HEX.fullmatch(entry["sha256"]) is not None
-    )
-
-
 def _all_plain_entries(document: Any) -> bool:
-    return isinstance(document, dict) and isinstance(document.get("files"), list) and all(map(_plain_entry, document["files"]))
+    """True when every entry of index.json's ``files`` surely meets index.schema.json's entry
+    (a test stricter than the schema's: no float sizes, no digest with a final line break).
+
+    Field by field over all entries, in C where it can be (the digests' characters tested all at
+    once): entry by entry, the test cost a microsecond each, 0.1 s for 100,000 files.
+    """
+    files = document.get("files") if isinstance(document, dict) else None
+    if not isinstance(files, list):
+        return False
+    if not (set(map(type, files)) <= {dict} and set(map(len, files)) <= {3}):
+        return False
+    if not all("path" in e and "size" in e and "sha256" in e for e in files):
+        return False
+    paths = [e["path"] for e in files]
+    sizes = [e["size"] for e in files]
+    digests = "".join([e["sha256"] for e in files if type(e["sha256"]) is str and len(e["sha256"]) == 64])
+    return (
+        set(map(type, paths)) <= {str}
+        and "" not in paths
+        and set(map(type, sizes)) <= {int}
+        and min(sizes, default=0) >= 0
+        # Every digest a string 64 characters long, and all of them together hex: each one is.
+        and len(digests) == 64 * len(files)
+        and digests.isascii()
+        and not digests.encode("ascii").translate(None, b"0123456789abcdef")
+    )
 
 
 def _schema_errors(document: Any, schema: str, plain_files: bool = False) -> list[tuple[list[str | int], str]]:
@@ -142,7 +153,7 @@ def _entries(index: _Json) -> list[dict[str, Any]]:
     """index.json's well-formed entries, even when others are not (their findings are KB002)."""
     files = index.document.get("files") if isinstance(index.document, dict) else None
     if index.plain_files and isinstance(files, list):
-        # Every entry passed _plain_entry, a stricter test than the one below.
+        # Every entry passed _all_plain_entries, a stricter test than the one below.
         for entry in files:
             entry["sha256"] = sys.intern(entry["sha256"])
         return list(files)
@@ -273,6 +284,7 @@ def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> Verify
 
     listed: dict[str, dict[str, Any]] = {}
     previous = None
+    in_order = True  # index.json lists its files sorted by path (no KB110)
     for entry in entries:
         p = entry["path"]
         why = refusal(p)
@@ -290,6 +302,7 @@ def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> Verify
             continue
         if previous is not None and p < previous:
             findings.append(Finding("KB110", kit_index.INDEX, f"lists {p} after {previous}; the build sorts files by path"))
+            in_order = False
         previous = p
         listed[p] = entry
 
@@ -369,7 +382,8 @@ def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> Verify
     # 100,000 files would cost as much as the file (a finding in it is placed by reading it again).
     index_size = len(in_memory.pop(kit_index.INDEX))
     index.data = None
-    rest = sorted(on_disk - set(scans))
+    # In path order, as members lists them.
+    rest = [p for p, m in members.items() if m.kind == FILE and p not in scans]
     # A folder kit's files are listed without their sizes (a system call each); the sizes
     # index.json records stand in for balancing the workers and for the progress bar.
     sizes = [_size_hint(members[p], listed.get(p)) for p in rest]
@@ -387,7 +401,7 @@ def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> Verify
         findings.append(Finding("KB111", p, f"cannot be read: {unreadable[p].reason}"))
     for p in sorted(on_disk - set(listed) - set(kit_index.UNLISTED)):
         findings.append(Finding("KB101", p, "is in the kit but not in index.json"))
-    for p, entry in sorted(listed.items()):
+    for p, entry in listed.items() if in_order else sorted(listed.items()):
         if p not in on_disk:
             if members.get(p) is None or members[p].kind == DIR:
                 findings.append(Finding("KB102", p, "is listed in index.json but not in the kit"))
@@ -441,7 +455,8 @@ def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> Verify
     tally = {"here": 0, "withheld": 0, "external": 0, "unresolved": 0}
     pairs_ok = pairs_total = unread = 0
     # Only records that print a digest or hold a placeholder add to these counts.
-    for p in sorted(p for p in records if (s := scans.get(p)) is not None and (s.digests or s.pairs or s.pairs_unread or any(s.placeholders))):
+    # (Over the scans in their order, most of them in path order, rather than the set of records.)
+    for p in sorted(p for p, s in scans.items() if (s.digests or s.pairs or s.pairs_unread or any(s.placeholders)) and p in records):
         scan = scans[p]
         tally["withheld"] += sum(scan.placeholders)
         unread += scan.pairs_unread
@@ -507,7 +522,11 @@ def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> Verify
 
 def _check_sums(data: bytes, listed: Mapping[str, Mapping[str, Any]], records: set[str]) -> list[Finding]:
     """SHA256SUMS in GNU format, listing exactly the record files with index.json's digests."""
-    if not any("\n" in p for p in records) and data == kit_index.sums_of({p: listed[p]["sha256"] for p in records}):
+    # The records in index.json's order, sorted as the build writes them unless KB110 says
+    # otherwise (then the line-by-line check below runs): taken in that order, not looked up from
+    # the set, they cost a third of the time for 100,000 files.
+    paths = [p for p in listed if p in records]
+    if "\n" not in "".join(paths) and data == kit_index.sums_in_order((p, listed[p]["sha256"]) for p in paths):
         # What the build writes for these records: every line is well formed and agrees with
         # index.json (a line-by-line check costs 2 µs a file). A path holding a line break is
         # left to the check below, which finds the line it breaks.

@@ -397,6 +397,49 @@ def test_index_json_that_is_a_list_of_numbers(copy: Path) -> None:
     assert "KB002 index.json: (top level): must be of type object" in out
 
 
+_GOOD_ENTRY = {"path": "records/a.json", "size": 7, "sha256": "0" * 64}
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {**_GOOD_ENTRY, "size": -1},
+        {**_GOOD_ENTRY, "size": True},
+        {**_GOOD_ENTRY, "size": "7"},
+        {**_GOOD_ENTRY, "sha256": "A" * 64},
+        {**_GOOD_ENTRY, "sha256": "0" * 63},
+        {**_GOOD_ENTRY, "sha256": "0" * 63 + "g"},
+        {**_GOOD_ENTRY, "sha256": 7},
+        {**_GOOD_ENTRY, "path": ""},
+        {**_GOOD_ENTRY, "path": 7},
+        {**_GOOD_ENTRY, "extra": 1},
+        {"path": "records/a.json", "size": 7},
+        ["records/a.json", 7, "0" * 64],
+    ],
+    ids=["negative-size", "bool-size", "string-size", "upper-hex", "short-digest", "non-hex", "number-digest", "empty-path", "number-path", "extra-key", "missing-key", "not-an-object"],
+)
+def test_an_index_entry_off_its_schema_is_a_schema_finding(copy: Path, entry: object) -> None:
+    # The second entry is the bad one: verify's fast test of all entries at once must not pass it.
+    edit_json(copy / "index.json", lambda d: d["files"].insert(1, entry))
+    code, out, _ = run_cli("verify", str(copy))
+    assert code == 1
+    assert "KB002 index.json: files[1]" in out, out
+
+
+def test_a_short_and_a_long_digest_do_not_make_up_for_each_other(copy: Path) -> None:
+    short, long = {**_GOOD_ENTRY, "sha256": "0" * 63}, {**_GOOD_ENTRY, "path": "records/b.json", "sha256": "0" * 65}
+    edit_json(copy / "index.json", lambda d: d["files"].__setitem__(slice(1, 1), [short, long]))
+    _, out, _ = run_cli("verify", str(copy))
+    assert "KB002 index.json: files[1].sha256" in out and "KB002 index.json: files[2].sha256" in out, out
+
+
+def test_well_formed_entries_need_no_schema_finding(copy: Path) -> None:
+    edit_json(copy / "index.json", lambda d: d["files"].insert(1, dict(_GOOD_ENTRY)))
+    _, out, _ = run_cli("verify", str(copy))
+    assert "KB002" not in out
+    assert "KB102 records/a.json: is listed in index.json but not in the kit" in out
+
+
 def test_a_missing_sha256sums(copy: Path) -> None:
     (copy / "SHA256SUMS").unlink()
     code, out, _ = run_cli("verify", str(copy))
