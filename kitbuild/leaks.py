@@ -91,6 +91,14 @@ class ShapeFinder:
         self._owners = owners
         self._anchors = LiteralFinder(anchors) if anchors else None
 
+    @property
+    def anchors(self) -> tuple[bytes, ...] | None:
+        """The literals every match stands on (one of them at least), or None when a shape has no
+        anchor and is searched for everywhere."""
+        if self._unanchored:
+            return None
+        return tuple(self._anchors.literals) if self._anchors is not None else ()
+
     def find(self, data: Data) -> list[tuple[int, int, int]]:
         """(start, end, shape index) of every match, in order."""
         found: set[tuple[int, int, int]] = set()

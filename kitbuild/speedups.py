@@ -159,6 +159,18 @@ def py_contains(data: Data, needle: bytes) -> bool:
     return needle in data
 
 
+def py_quiet(data: Data, groups: tuple[tuple[bytes, ...], ...]) -> bool:
+    """Whether ``data`` holds no run of 64 or more hex digits, no '@' that a domain follows and
+    none of the needles (``groups``: tuples of at most 16 non-empty bytes each): nothing a file's
+    scan reports on."""
+    for group in groups:
+        if len(group) > MAX_NEEDLES:
+            raise ValueError(f"at most {MAX_NEEDLES} needles in a group")
+        if not all(group):
+            raise ValueError("each needle must be non-empty bytes")
+    return not py_hex_runs(data) and not py_email_ats(data, 0, len(data)) and not any(needle in data for group in groups for needle in group)
+
+
 def py_refill(fd: int, buf: bytearray, keep: int, size: int) -> int:
     """Move ``buf[keep:]`` to the front of ``buf`` and read up to ``size`` bytes from ``fd``
     after it; how many were read (0 at the end)."""
@@ -192,6 +204,7 @@ census: Callable[[Data, int, int, int, dict[bytes, list[int]]], list[int]] = py_
 withheld_spans: Callable[[Data, frozenset[bytes]], list[tuple[int, int]]] = py_withheld_spans
 replace_bounded: Callable[[Data, bytes, bytes, int], tuple[bytes, int]] = py_replace_bounded
 contains: Callable[[Data, bytes], bool] = py_contains
+quiet: Callable[[Data, tuple[tuple[bytes, ...], ...]], bool] = py_quiet
 refill: Callable[[int, bytearray, int, int], int] = py_refill
 COMPILED = False
 
@@ -209,5 +222,6 @@ if not os.environ.get("KITBUILD_PURE_PYTHON"):
         withheld_spans = _speedups.withheld_spans
         replace_bounded = _speedups.replace_bounded
         contains = _speedups.contains
+        quiet = _speedups.quiet
         refill = _speedups.refill
         COMPILED = True

@@ -34,6 +34,7 @@ from kitbuild.speedups import (
     py_email_ats,
     py_find_starts,
     py_hex_runs,
+    py_quiet,
     py_refill,
     py_replace_bounded,
 )
@@ -447,6 +448,58 @@ def test_contains_agrees(data, needle):
     """C contains is ``needle in data`` (an empty needle is in anything)."""
     assert _speedups.contains(data, needle) == py_contains(data, needle) == (needle in data)
     assert _speedups.contains(bytearray(data), needle) == (needle in data)
+
+
+# -- quiet ---------------------------------------------------------------------------------
+
+# Data that mixes everything quiet looks for with near misses: the leak anchors and pieces of
+# them, addresses and near-addresses, hex runs of 63 to 65 digits, and needles of a second group.
+QUIET_NEEDLES = (GATE_ANCHORS[:MAX_NEEDLES], (b"[withheld]", b"aab"))
+quiet_piece = st.one_of(
+    st.sampled_from([*GATE_ANCHORS, *(a[:-1] for a in GATE_ANCHORS), b"[withheld", b"aab", b"aa", b"b"]),
+    near_address,
+    st.sampled_from(EMAIL_PIECES),
+    hex_run,
+)
+quiet_data = chunks(quiet_piece, 4)
+
+
+@pytest.mark.parametrize("impl", [py_quiet, pytest.param(getattr(_speedups, "quiet", None), marks=needs_c, id="c")])
+@pytest.mark.parametrize(("data", "groups", "calm"), [
+    (b"", QUIET_NEEDLES, True),
+    (b"plain words, a@5 and 63 digits " + DIGEST[:63], QUIET_NEEDLES, True),
+    (b"x /home/ x", QUIET_NEEDLES, False),                  # a leak anchor
+    (b"x" * 40 + b"[withheld]", QUIET_NEEDLES, False),      # a needle of the second group, past a 16-byte step
+    (b"x [withheld] x", (), True),                          # ... which is no needle without its group
+    (b"digest " + DIGEST + b"0", (), False),                # a run of 65 digits: the census looks at it
+    (b"mail ada@lab.example.org", (), False),               # an address
+    (b"mail ada@y.z, any@5", (), True),                      # '@' with no label of two letters after a dot
+])
+def test_quiet_explicit_cases(impl, data, groups, calm):
+    assert impl(data, groups) is calm
+
+
+@needs_c
+@settings(max_examples=1000, deadline=None)
+@given(quiet_data, st.sampled_from([QUIET_NEEDLES, (), ((b"b",),)]))
+@example(b"", QUIET_NEEDLES)
+@example(b"x" * 40 + b"/home/", QUIET_NEEDLES)       # a needle ending the data, past the 16-byte steps
+@example(b"x" * 16 + DIGEST, ())                      # a digest at the very end
+@example(b"a@b.cd" + b"x" * 40, ())                   # an address first
+@example(b"x" * 33 + b"[withheld]", QUIET_NEEDLES)    # a needle of the second group
+def test_quiet_agrees(data, groups):
+    """C quiet is py_quiet, for bytes and for a bytearray window."""
+    assert _speedups.quiet(data, groups) == py_quiet(data, groups)
+    assert _speedups.quiet(bytearray(data), groups) == py_quiet(data, groups)
+
+
+@pytest.mark.parametrize("impl", [py_quiet, pytest.param(getattr(_speedups, "quiet", None), marks=needs_c, id="c")])
+def test_quiet_refuses_what_the_scans_refuse(impl):
+    """Seventeen needles in a group and an empty needle are ValueErrors, as for count_starts."""
+    with pytest.raises(ValueError):
+        impl(b"abc", (tuple(b"n%d" % i for i in range(MAX_NEEDLES + 1)),))
+    with pytest.raises(ValueError):
+        impl(b"abc", ((b"a", b""),))
 
 
 # -- buffers -------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from kitbuild.commands.verify import verify
 from kitbuild.filescan import LEAK_SHAPES, ScanPlan, chunks, json_pairs, locate, scan_blocks, scan_bytes, scan_files
 from kitbuild.kitfs import FolderKit
 from kitbuild.leaks import ShapeFinder
+from kitbuild.speedups import COMPILED
 from kitbuild.verify_report import verify_json
 
 from .verify_kits import EXTERNAL, build_kit, copy_kit, edit_json, refresh
@@ -121,6 +122,49 @@ def test_any_block_size_gives_the_scan_of_the_whole(parts: list[bytes], size: in
     assert whole.placeholders == [data.count(PLACEHOLDER.encode())]
     assert whole.words == [_reference_count(forms, data) for forms in PLAN.words]
     assert [(leak.code, leak.offset) for leak in whole.leaks] == _reference_leaks(data)
+
+
+# Bytes that are almost what a scan reports on: pieces of leak anchors, '@' without a domain,
+# 63 hex digits, the start of a placeholder or a rule's word.
+NEAR_MISSES = [b"/hom", b"home/", b"\\/mn", b"file:/", b":\\User", b"10,", b"17.", b"192.16", b"@", b"a@b", b"a@b.c", b"f" * 63, b"w-", b"deskto", b"aba", b"y" * 50, b"\n", b" "]
+
+
+def _without_the_shortcut(path: str, data: bytes) -> filescan.FileScan:
+    compiled = filescan._compiled(PLAN)
+    saved, compiled.quiet = compiled.quiet, None
+    try:
+        return filescan._scan_one(path, data, PLAN)
+    finally:
+        compiled.quiet = saved
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.sampled_from(NEAR_MISSES), max_size=60),
+    st.lists(st.tuples(st.sampled_from(FRAGMENTS), st.integers(0, 60)), max_size=2),
+    st.sampled_from(["r.ndjson", "r.txt", "r.json", "run/other.bin"]),
+)
+def test_the_quiet_shortcut_finds_what_the_whole_scan_finds(near: list[bytes], loud: list[tuple[bytes, int]], path: str) -> None:
+    """A file the shortcut passes as quiet gets the scan the searches give it one by one: a file
+    of near misses, or one with a finding or two among them."""
+    parts = list(near)
+    for fragment, at in loud:
+        parts.insert(min(at, len(parts)), fragment)
+    data = b"".join(parts)
+    assert _summary(filescan._scan_one(path, data, PLAN)) == _summary(_without_the_shortcut(path, data))
+
+
+@pytest.mark.skipif(not COMPILED, reason="the shortcut is taken with the compiled scans only")
+def test_a_quiet_file_skips_the_searches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shortcut is taken (so the test above compares two ways): a quiet file's scan calls no census."""
+    def no_census(*args: object) -> list[int]:
+        raise AssertionError("census called on a quiet file")
+
+    monkeypatch.setattr(filescan, "census", no_census)
+    scan = filescan._scan_one("r.ndjson", b"y" * 100 + b"\n", PLAN)
+    assert (scan.digests, scan.placeholders, scan.words, scan.leaks) == ({}, [0], [0, 0], [])
+    with pytest.raises(AssertionError, match="census called"):
+        filescan._scan_one("r.ndjson", b"w-1\n", PLAN)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
