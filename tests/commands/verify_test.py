@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from .verify_kits import EXTERNAL, PLACEHOLDER, build_kit, copy_kit, edit_json, refresh
 
 from kitbuild.cli import app
+from kitbuild.commands import verify as verify_module
 from kitbuild.commands.verify import verify
 from kitbuild.filescan import ScanPlan, locate, scan_blocks
 from kitbuild.findings import CODES, Finding, findings_markdown
@@ -263,6 +264,28 @@ def test_sums_accepts_binary_markers(copy: Path) -> None:
     sums = (copy / "SHA256SUMS").read_bytes()
     _index_files(copy, lambda files: [f.update(size=len(sums), sha256=hashlib.sha256(sums).hexdigest()) for f in files if f["path"] == "SHA256SUMS"])
     assert verify(copy).findings == []
+
+
+def _flip(line: bytes) -> bytes:
+    return (b"1" if line[:1] == b"0" else b"0") + line[1:]
+
+
+@pytest.mark.parametrize(("change", "agrees"), [
+    (lambda lines: lines, True),
+    (lambda lines: [*lines[:3], _flip(lines[3]), *lines[4:]], False),   # a digest in the second block
+    (lambda lines: lines[:-1], False),                                  # the last line dropped
+    (lambda lines: [*lines, lines[0]], False),                          # a line added after the last block
+    (lambda lines: [*lines[:-1], lines[-1].rstrip(b"\n")], False),      # no final line break
+], ids=["as-written", "second-block-digest", "last-line-dropped", "line-added", "no-final-newline"])
+def test_sha256sums_is_compared_block_by_block(kit: Path, monkeypatch: pytest.MonkeyPatch, change: Callable[[list[bytes]], list[bytes]], agrees: bool) -> None:
+    """With blocks of two lines, the six records' SHA256SUMS spans three: a change anywhere in
+    any of them, or past the last, is seen."""
+    monkeypatch.setattr(verify_module, "_SUMS_LINES", 2)
+    listed = {e["path"]: e for e in orjson.loads((kit / "index.json").read_bytes())["files"]}
+    lines = (kit / "SHA256SUMS").read_bytes().splitlines(keepends=True)
+    records = {line.decode().rstrip("\n").split("  ", 1)[1] for line in lines}
+    assert len(lines) == 6 and records <= set(listed)
+    assert verify_module._sums_as_written(b"".join(change(lines)), listed, records) is agrees
 
 
 # -- hostile kits: findings or exit 2, never a traceback, never a read outside ---------------
