@@ -7,6 +7,8 @@ paragraph on stderr and the error's documented exit status.
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import NoReturn, Optional
 
@@ -285,5 +287,25 @@ def explain_command(
 
 
 def main() -> None:
-    """Console entry point."""
-    app()
+    """Console entry point.
+
+    Once the command has finished and its output is flushed, the process ends at once with
+    ``os._exit``: the interpreter's own teardown would free every object one by one, 60 ms
+    after verifying a kit of 100,000 files, and nothing is left to clean up by then (every
+    worker pool, scratch folder and file is closed by the command itself). An exception other
+    than the command's exit, or output that cannot be flushed, takes the ordinary way out.
+    """
+    try:
+        app()
+    except SystemExit as exc:
+        code = exc.code
+    else:  # pragma: no cover - typer always ends with SystemExit
+        code = 0
+    if not (code is None or isinstance(code, int)):
+        raise SystemExit(code)  # a message: Python prints it and exits 1
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        raise SystemExit(code) from None  # a closed pipe: let Python report it as it would
+    os._exit(code or 0)
