@@ -114,9 +114,10 @@ class KitFS(ABC):
     def open(self, path: str) -> BinaryIO:
         """A binary stream of the regular file at kit path ``path``; raises :class:`MemberError`."""
 
-    def open_fd(self, path: str) -> int | None:
-        """A raw descriptor of the regular file at ``path`` (the caller closes it), or None when
-        this reader has none to give (an archive member): use :meth:`open` then."""
+    def open_fd(self, path: str) -> tuple[int, int] | None:
+        """A raw descriptor of the regular file at ``path`` (the caller closes it) and the file's
+        size when it was opened, or None when this reader has none to give (an archive member):
+        use :meth:`open` then."""
         return None
 
     def close(self) -> None:
@@ -200,35 +201,42 @@ class FolderKit(KitFS):
         state.pop("_dirs", None)  # descriptors belong to this process
         return state
 
-    def open_fd(self, path: str) -> int | None:
-        """A descriptor of the regular file at ``path``, opened relative to its folder's.
+    # Whether files can be opened relative to a folder's descriptor without following a link.
+    _AT = os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW")
+    _FILE_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+    def open_fd(self, path: str) -> tuple[int, int] | None:
+        """A descriptor of the regular file at ``path``, opened relative to its folder's, and its size.
 
         The same refusals as :meth:`open`; the folders on the way are opened once each (without
         following links) and kept, so a kit of 100,000 files costs one open per file, not one per
-        path part.
+        path part. The size comes from the one ``fstat`` that checks the file is regular.
         """
-        if not (os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW")):
+        if not self._AT:
             return None
         why = refusal(path)
         if why:
             raise MemberError(path, why, "refused")
         folder, _, name = path.rpartition("/")
-        if len(self.__dict__.get("_dirs", ())) + folder.count("/") + 2 > self._HELD_DIRS:
-            self.close()  # room for every folder on this path, which the walk below may open
-        parent = self._dir_fd(path, folder)
-        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+        held = self.__dict__.get("_dirs")
+        parent = held.get(folder) if held else None
+        if parent is None:
+            if len(held or ()) + folder.count("/") + 2 > self._HELD_DIRS:
+                self.close()  # room for every folder on this path, which the walk below may open
+            parent = self._dir_fd(path, folder)
         try:
-            fd = os.open(name, flags, dir_fd=parent)
+            fd = os.open(name, self._FILE_FLAGS, dir_fd=parent)
         except OSError as exc:
             raise self._refused(path, path, exc) from None
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
                 raise MemberError(path, "is not a regular file", "special")
         except BaseException:
             os.close(fd)
             raise
         # O_NONBLOCK kept a FIFO from blocking the open; a regular file reads the same with it.
-        return fd
+        return fd, st.st_size
 
     def _dir_fd(self, path: str, folder: str) -> int:
         dirs: dict[str, int] = self.__dict__.setdefault("_dirs", {})

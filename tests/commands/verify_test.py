@@ -346,10 +346,12 @@ def test_open_fd_keeps_a_bounded_number_of_folders_open_and_lets_them_go(tmp_pat
     kit = FolderKit(tmp_path)
     before = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
     for i in list(range(many)) + [0, many - 1]:
-        fd = kit.open_fd(f"d{i:03d}/deeper/f.txt")
-        assert fd is not None
+        opened = kit.open_fd(f"d{i:03d}/deeper/f.txt")
+        assert opened is not None
+        fd, size = opened
         try:
             assert os.read(fd, 100) == b"file %d\n" % i
+            assert size == len(b"file %d\n" % i)
         finally:
             os.close(fd)
         assert len(kit.__dict__.get("_dirs", {})) <= FolderKit._HELD_DIRS
