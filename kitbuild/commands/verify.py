@@ -16,6 +16,7 @@ put line numbers on findings in it.
 from __future__ import annotations
 
 import itertools
+import operator
 import os
 import re
 import sys
@@ -40,6 +41,9 @@ BUILT_IN = "built-in"
 TEMPLATE_LIMIT = 1 << 20
 _SUMS_LINE = re.compile(r"([0-9A-Fa-f]{64}) ([ *])(.+)")
 _HEX = re.compile(r"[0-9a-f]{64}")
+_SIZE_AND_DIGEST = operator.itemgetter("size", "sha256")
+_SCANNED_SIZE_AND_DIGEST = operator.attrgetter("size", "sha256")
+_SHA256 = operator.attrgetter("sha256")
 
 
 def _short(a: str, b: str) -> tuple[str, str]:
@@ -392,16 +396,21 @@ def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> Verify
     scans.update(scan_files(fs, rest, sizes, plan, jobs or default_jobs(), progress))
     progress.end()
     places = _Places(fs, in_memory)
-    digest_of = {p: s.sha256 for p, s in scans.items() if s.error is None}
+    unreadable = {p: scan.error for p, scan in scans.items() if scan.error is not None}
+    digest_of = {p: s.sha256 for p, s in scans.items() if s.error is None} if unreadable else dict(zip(scans, map(_SHA256, scans.values())))
 
     # -- completeness ---------------------------------------------------------------------
     good_records = 0
-    unreadable = {p: scan.error for p, scan in scans.items() if scan.error is not None}
     for p in sorted(unreadable):
         findings.append(Finding("KB111", p, f"cannot be read: {unreadable[p].reason}"))
     for p in sorted(on_disk - set(listed) - set(kit_index.UNLISTED)):
         findings.append(Finding("KB101", p, "is in the kit but not in index.json"))
-    for p, entry in listed.items() if in_order else sorted(listed.items()):
+    # Most often every listed file is here and as index.json records it (an unreadable one never
+    # is): that is tested at once, in C (file by file, the loop below cost 60 ms for 100,000 files).
+    agree = on_disk.issuperset(listed) and list(map(_SIZE_AND_DIGEST, listed.values())) == list(map(_SCANNED_SIZE_AND_DIGEST, map(scans.__getitem__, listed)))
+    if agree:
+        good_records = len(records)  # every record is a listed file
+    for p, entry in () if agree else listed.items() if in_order else sorted(listed.items()):
         if p not in on_disk:
             if members.get(p) is None or members[p].kind == DIR:
                 findings.append(Finding("KB102", p, "is listed in index.json but not in the kit"))
