@@ -916,14 +916,16 @@ class _Receiver:
         self.placeholders = _ZEROS.setdefault(len(plan.placeholders), [0] * len(plan.placeholders))
         self.words = _ZEROS.setdefault(len(plan.words), [0] * len(plan.words))
 
-    def receive(self, run: list[str], result: list[_Sent], out: dict[str, FileScan]) -> int:
-        """Add the scans of ``run`` to ``out``; returns the bytes they hold."""
+    def receive(self, run: list[str], result: list[_Sent], out: dict[str, FileScan], loud: list[str]) -> int:
+        """Add the scans of ``run`` to ``out``, and to ``loud`` the paths of those sent whole;
+        returns the bytes they hold."""
         placeholders, words, intern, new = self.placeholders, self.words, sys.intern, FileScan
         size = 0
         for path, sent in zip(run, result):
             if isinstance(sent, FileScan):
                 n = _compact(sent, path).size
                 out[path] = sent
+                loud.append(path)
             else:
                 n, sha256 = sent
                 out[path] = new(path, n, intern(sha256), None, _EMPTY_DIGESTS, placeholders, words, _EMPTY_LEAKS, _EMPTY_PAIRS)
@@ -931,23 +933,29 @@ class _Receiver:
         return size
 
 
-def scan_files(kit: KitFS, paths: Sequence[str], sizes: Sequence[int], plan: ScanPlan, jobs: int, progress: Progress = SILENT) -> dict[str, FileScan]:
+def scan_files(
+    kit: KitFS, paths: Sequence[str], sizes: Sequence[int], plan: ScanPlan, jobs: int, progress: Progress = SILENT, loud: list[str] | None = None
+) -> dict[str, FileScan]:
     """Scan every file, in ``jobs`` worker processes when that pays; the same result either way.
 
     ``sizes`` (the files' sizes as listed) only balance the work. ``progress`` is told the files
-    and bytes as their scans arrive.
+    and bytes as their scans arrive. ``loud``, if given, gets the paths, in order, of the scans
+    with anything besides a size and a digest in them (an error, a digest, a count, a leak, a
+    pair, a page's difference): the few that a check over a big kit's scans needs to look at.
     """
     with collector_paused():
-        return _scan_files(kit, paths, sizes, plan, jobs, progress)
+        return _scan_files(kit, paths, sizes, plan, jobs, progress, [] if loud is None else loud)
 
 
-def _scan_files(kit: KitFS, paths: Sequence[str], sizes: Sequence[int], plan: ScanPlan, jobs: int, progress: Progress) -> dict[str, FileScan]:
+def _scan_files(kit: KitFS, paths: Sequence[str], sizes: Sequence[int], plan: ScanPlan, jobs: int, progress: Progress, loud: list[str]) -> dict[str, FileScan]:
     serial = jobs <= 1 or len(paths) < 2 or kit.sequential or len(paths) * _FILE_S + sum(sizes) * _BYTE_S < _SERIAL_BELOW_S
     out: dict[str, FileScan] = {}
     if serial:
         try:
             for p in paths:
-                out[p] = _compact(scan_file(kit, p, plan, lambda n: progress.advance(size=n)))
+                scan = out[p] = _compact(scan_file(kit, p, plan, lambda n: progress.advance(size=n)))
+                if not _plain(scan):
+                    loud.append(p)
                 progress.advance(files=1)
         finally:
             kit.close()  # the folders scan_file kept open
@@ -956,5 +964,5 @@ def _scan_files(kit: KitFS, paths: Sequence[str], sizes: Sequence[int], plan: Sc
     with ProcessPoolExecutor(min(jobs, len(runs)), initializer=_init_worker, initargs=(kit, plan)) as pool:
         receiver = _Receiver(plan)
         for run, result in zip(runs, pool.map(_scan_chunk, runs)):
-            progress.advance(len(result), receiver.receive(run, result, out))
+            progress.advance(len(result), receiver.receive(run, result, out, loud))
     return out

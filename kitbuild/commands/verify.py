@@ -393,10 +393,13 @@ def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> Verify
     sizes = [_size_hint(members[p], listed.get(p)) for p in rest]
     progress.begin("verifying", len(rest) + len(scans), sum(sizes) + index_size + sum(len(d) for d in in_memory.values()))
     progress.advance(len(scans), index_size + sum(len(d) for d in in_memory.values()))
-    scans.update(scan_files(fs, rest, sizes, plan, jobs or default_jobs(), progress))
+    # The scans with more than a size and a digest in them; the few that the loops below over
+    # a kit of 100,000 files need to look at (the small files above are all counted in).
+    loud = list(scans)
+    scans.update(scan_files(fs, rest, sizes, plan, jobs or default_jobs(), progress, loud))
     progress.end()
     places = _Places(fs, in_memory)
-    unreadable = {p: scan.error for p, scan in scans.items() if scan.error is not None}
+    unreadable = {p: error for p in loud if (error := scans[p].error) is not None}
     digest_of = {p: s.sha256 for p, s in scans.items() if s.error is None} if unreadable else dict(zip(scans, map(_SHA256, scans.values())))
 
     # -- completeness ---------------------------------------------------------------------
@@ -450,7 +453,7 @@ def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> Verify
     if not provenance.valid:
         prov_check.skipped = "provenance.json is missing or does not match its schema"
     else:
-        findings.extend(_check_provenance(provenance.document, records, scans, counted))
+        findings.extend(_check_provenance(provenance.document, records, scans, loud, counted))
         rules = provenance.document["rules"]
         fired = sum(r["total"] for r in rules)
         files = len({p for r in rules for p in r["firings"]})
@@ -465,7 +468,7 @@ def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> Verify
     pairs_ok = pairs_total = unread = 0
     # Only records that print a digest or hold a placeholder add to these counts.
     # (Over the scans in their order, most of them in path order, rather than the set of records.)
-    for p in sorted(p for p, s in scans.items() if (s.digests or s.pairs or s.pairs_unread or any(s.placeholders)) and p in records):
+    for p in sorted(p for p in loud if ((s := scans[p]).digests or s.pairs or s.pairs_unread or any(s.placeholders)) and p in records):
         scan = scans[p]
         tally["withheld"] += sum(scan.placeholders)
         unread += scan.pairs_unread
@@ -501,7 +504,7 @@ def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> Verify
 
     # -- leaks ------------------------------------------------------------------------------
     counts = {"KB501": 0, "KB502": 0, "KB503": 0}
-    for p in sorted(p for p, scan in scans.items() if scan.leaks):
+    for p in sorted(p for p in loud if scans[p].leaks):
         scan = scans[p]
         for leak in scan.leaks:
             counts[leak.code] += 1
@@ -605,9 +608,11 @@ def _check_provenance(
     doc: Mapping[str, Any],
     records: set[str],
     scans: Mapping[str, FileScan],
+    loud: Sequence[str],
     counted: Sequence[tuple[Mapping[str, Any], tuple[str, ...] | None]],
 ) -> list[Finding]:
-    """Each rule's recorded firings, re-observed in the record files."""
+    """Each rule's recorded firings, re-observed in the record files (``loud``: the paths whose
+    scans hold more than a size and a digest, see :func:`~kitbuild.filescan.scan_files`)."""
     findings = []
     rules = doc["rules"]
     placeholders = sorted({r["placeholder"] for r in rules if r["primitive"] == "digest"})
@@ -626,7 +631,7 @@ def _check_provenance(
                 for path, n in rule["firings"].items():
                     fired[path] = fired.get(path, 0) + n
         # A record that holds none and where none fired agrees: only the others are looked at.
-        holding = (p for p, scan in scans.items() if scan.error is None and scan.placeholders[k])
+        holding = (p for p in loud if scans[p].error is None and scans[p].placeholders[k])
         for path in sorted({p for p in itertools.chain(holding, fired) if p in records and p in scans}):
             scan = scans[path]
             if scan.error is not None:

@@ -394,10 +394,14 @@ def test_a_pool_sends_back_every_kind_of_finding_a_file_alone_can_hold(tmp_path:
         words=(("desktop",),),
         expect={"README.md": b"the page\n"},
     )
-    serial = scan_files(fs, paths, [len(files[p]) for p in paths], plan, 1)
+    serial_loud: list[str] = []
+    serial = scan_files(fs, paths, [len(files[p]) for p in paths], plan, 1, loud=serial_loud)
     monkeypatch.setattr(filescan, "_SERIAL_BELOW_S", 0.0)
     monkeypatch.setattr(filescan, "_CHUNKS_PER_JOB", 1)
-    pooled = scan_files(fs, paths, [len(files[p]) for p in paths], plan, 2)
+    pooled_loud: list[str] = []
+    pooled = scan_files(fs, paths, [len(files[p]) for p in paths], plan, 2, loud=pooled_loud)
     assert {p: (*_summary(s), s.page_diff) for p, s in pooled.items()} == {p: (*_summary(s), s.page_diff) for p, s in serial.items()}
     worth_more = {p for p, s in serial.items() if not filescan._plain(s)}
     assert worth_more == set(paths) - {"r/plain.txt"}
+    # Both ways name those files, and only those, as the ones a check needs to look at.
+    assert serial_loud == pooled_loud == [p for p in paths if p in worth_more]
