@@ -45,6 +45,7 @@ _SIZE_AND_DIGEST = operator.itemgetter("size", "sha256")
 _SCANNED_SIZE_AND_DIGEST = operator.attrgetter("size", "sha256")
 _SHA256 = operator.attrgetter("sha256")
 _KIND = operator.attrgetter("kind")
+_PATH, _SIZE, _DIGEST = operator.itemgetter("path"), operator.itemgetter("size"), operator.itemgetter("sha256")
 
 
 def _short(a: str, b: str) -> tuple[str, str]:
@@ -125,20 +126,21 @@ def _all_plain_entries(document: Any) -> bool:
         return False
     if not (set(map(type, files)) <= {dict} and set(map(len, files)) <= {3}):
         return False
-    if not all("path" in e and "size" in e and "sha256" in e for e in files):
+    try:  # three keys each, so exactly these three
+        paths, sizes, digests = list(map(_PATH, files)), list(map(_SIZE, files)), list(map(_DIGEST, files))
+    except KeyError:
         return False
-    paths = [e["path"] for e in files]
-    sizes = [e["size"] for e in files]
-    digests = "".join([e["sha256"] for e in files if type(e["sha256"]) is str and len(e["sha256"]) == 64])
+    if not (set(map(type, digests)) <= {str} and set(map(len, digests)) <= {64}):
+        return False
+    # Every digest a string 64 characters long, and all of them together hex: each one is.
+    joined = "".join(digests)
     return (
         set(map(type, paths)) <= {str}
         and "" not in paths
         and set(map(type, sizes)) <= {int}
         and min(sizes, default=0) >= 0
-        # Every digest a string 64 characters long, and all of them together hex: each one is.
-        and len(digests) == 64 * len(files)
-        and digests.isascii()
-        and not digests.encode("ascii").translate(None, b"0123456789abcdef")
+        and joined.isascii()
+        and not joined.encode("ascii").translate(None, b"0123456789abcdef")
     )
 
 
