@@ -489,6 +489,15 @@ def test_well_formed_entries_need_no_schema_finding(copy: Path) -> None:
     assert "KB102 records/a.json: is listed in index.json but not in the kit" in out
 
 
+def test_a_size_index_json_misstates_is_caught_though_the_digest_agrees(copy: Path) -> None:
+    size = (copy / NOTES).stat().st_size
+    _index_files(copy, lambda files: next(f for f in files if f["path"] == NOTES).__setitem__("size", size + 1))
+    code, out, _ = run_cli("verify", str(copy))
+    assert code == 1
+    assert f"KB103 {NOTES}: has {size:,} bytes; index.json says {size + 1:,}" in out, out
+    assert "KB104" not in out
+
+
 def test_a_missing_sha256sums(copy: Path) -> None:
     (copy / "SHA256SUMS").unlink()
     code, out, _ = run_cli("verify", str(copy))
