@@ -14,7 +14,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from kitbuild import filescan
@@ -303,6 +303,31 @@ def test_chunks_keep_order_and_cover_every_file() -> None:
     assert all(sum(sizes[paths.index(p)] for p in run[:-1]) < share for run in runs)  # a big file ends its run
     assert chunks([], [], 4) == []
     assert chunks(["a"], [0], 8) == [["a"]]
+
+
+def _chunks_file_by_file(paths: list[str], sizes: list[int], jobs: int) -> list[list[str]]:
+    """The rule for runs, one file at a time: a run ends at its share of the bytes or of the files."""
+    parts = jobs * filescan._CHUNKS_PER_JOB
+    byte_target, file_target = max(1, sum(sizes) // parts), max(1, -(-len(paths) // parts))
+    out: list[list[str]] = []
+    current: list[str] = []
+    held = 0
+    for path, size in zip(paths, sizes):
+        current.append(path)
+        held += size
+        if held >= byte_target or len(current) >= file_target:
+            out.append(current)
+            current, held = [], 0
+    return out + [current] if current else out
+
+
+@settings(max_examples=300, deadline=None)
+# Sizes from a few round values too, so that a run's bytes often come to its share exactly.
+@given(st.lists(st.one_of(st.integers(min_value=0, max_value=5000), st.sampled_from([0, 10, 100])), max_size=300), st.integers(min_value=1, max_value=4))
+@example([10] * 8 + [0] * 800, 1)
+def test_chunks_end_each_run_where_the_file_by_file_rule_does(sizes: list[int], jobs: int) -> None:
+    paths = [f"f{i:03d}" for i in range(len(sizes))]
+    assert chunks(paths, sizes, jobs) == _chunks_file_by_file(paths, sizes, jobs)
 
 
 @pytest.fixture(scope="module")
