@@ -13,7 +13,6 @@ built or verified. A plugin cannot replace a built-in.
 from __future__ import annotations
 
 import functools
-from importlib.metadata import entry_points
 from typing import Mapping
 
 from kitbuild.figures.at_k import AnyAtK, EveryAtK
@@ -49,6 +48,10 @@ def _load(entry) -> Recount:  # type: ignore[no-untyped-def]
 
 @functools.lru_cache(maxsize=1)
 def _plugin_entries() -> tuple:  # type: ignore[type-arg]
+    # Imported here: importlib.metadata (and the email package it brings) cost every command
+    # 5 ms of start-up, and only a kit whose figure names no built-in recount needs it.
+    from importlib.metadata import entry_points
+
     return tuple(sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name))
 
 

@@ -116,6 +116,34 @@ def test_a_package_adds_a_recount_by_entry_point(plugins, kit):
     assert message({"c": {"recount": "constant", "n": "x"}}) == "kit.yaml: figures.c.n: must be of type integer"
 
 
+def test_plugins_are_the_installed_entry_points_of_the_group(monkeypatch):
+    import importlib.metadata
+
+    asked = []
+
+    def entry_points(group):
+        asked.append(group)
+        return [_Entry("zeta", _Constant), _Entry("alpha", _Constant)]
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
+    registry._plugin_entries.cache_clear()
+    try:
+        assert [e.name for e in registry._plugin_entries()] == ["alpha", "zeta"]
+        assert asked == [registry.ENTRY_POINT_GROUP]
+    finally:
+        registry._plugin_entries.cache_clear()
+
+
+def test_no_command_pays_for_the_plugin_lookup_at_start_up():
+    # importlib.metadata and the email package it brings cost every command 5 ms to import.
+    import subprocess
+    import sys
+
+    code = "import sys, kitbuild.cli, kitbuild.commands.verify, kitbuild.commands.build; print('importlib.metadata' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "False"
+
+
 def test_a_broken_or_misnamed_plugin_is_a_clear_error(plugins):
     plugins(_Entry("broken", ImportError("no module named mypkg")), _Entry("wrong", _Constant))
     assert message({"c": {"recount": "broken"}}) == (
