@@ -58,10 +58,10 @@ PAIR_PARSE_LIMIT = 16 << 20
 # at most 4,096 bytes past its anchor; an allow entry rarely passes a few hundred), and the
 # context kept before a window for look-behind assertions and an e-mail's local part.
 _MARGIN = 8192
-
-_T = TypeVar("_T")
 _LOOKBACK = 4096
 _DIFF_CONTEXT = 200
+
+_T = TypeVar("_T")  # what a scan of a whole small file gives (see _scan_path)
 
 LEAK_SHAPES: tuple[tuple[str, str, bytes], ...] = tuple(
     [("KB501", what, shape) for what, shape in GENERIC_SHAPES]

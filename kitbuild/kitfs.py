@@ -84,7 +84,7 @@ def refusal(path: str) -> str | None:
     if path.startswith("/") or (len(path) > 1 and path[1] == ":" and path[0].isalpha()):
         return "is absolute"
     # Each part between slashes, seen with its slashes: a part '..' is '/../' here, an empty part
-    # '//' and a part '.' '/./' (a third faster than splitting, for verify's 100,000 paths).
+    # '//' and a part '.' '/./' (a fifth less time than splitting, for verify's 100,000 paths).
     between = "/" + path + "/"
     if "/../" in between:
         return "climbs out of the kit with '..'"
