@@ -922,8 +922,8 @@ class _Receiver:
         size = 0
         for path, sent in zip(run, result):
             if isinstance(sent, FileScan):
-                n = _compact(sent, path).size
-                out[path] = sent
+                scan = out[path] = _compact(sent, path)
+                n = scan.size
                 loud.append(path)
             else:
                 n, sha256 = sent
