@@ -295,6 +295,10 @@ def main() -> None:
     worker pool, scratch folder and file is closed by the command itself). An exception other
     than the command's exit, or output that cannot be flushed, takes the ordinary way out.
     """
+    from kitbuild.memory import keep_tables_until_exit
+
+    # The process ends without freeing anything (below): a command may leave its tables to it.
+    keep_tables_until_exit()
     try:
         app()
     except SystemExit as exc:

@@ -1,12 +1,17 @@
-"""kitbuild.memory: the allocator's thresholds, and the block buffers readers reuse."""
+"""kitbuild.memory: the allocator's thresholds, the block buffers readers reuse, and the tables a
+command leaves to the end of its process."""
 
 from __future__ import annotations
 
+import gc
 import io
 import platform
 import sys
 
-from kitbuild.memory import keep_freed_blocks, read_blocks
+import pytest
+
+from kitbuild import memory
+from kitbuild.memory import collector_paused, keep_freed_blocks, keep_until_exit, read_blocks
 
 
 def test_workers_keep_freed_blocks_where_glibc_lets_them():
@@ -29,3 +34,29 @@ def test_blocks_cover_the_stream_and_two_readers_at_once_do_not_share_a_buffer()
 def test_a_buffer_is_reused_by_the_next_reader():
     views = [next(read_blocks(io.BytesIO(b"x" * 10).readinto, 64)) for _ in range(2)]
     assert views[0].obj is views[1].obj
+
+
+def test_tables_are_kept_only_where_the_process_ends_after_the_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memory, "_KEPT", None)
+    table = {"a": 1}
+    keep_until_exit(table)
+    assert memory._KEPT is None  # called as a library: nothing is kept
+    memory.keep_tables_until_exit()
+    keep_until_exit(table)
+    assert memory._KEPT is not None and memory._KEPT == [table] and memory._KEPT[0] is table
+
+
+def test_what_a_paused_block_made_is_left_out_of_later_collections_only_before_the_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memory, "_KEPT", None)
+    frozen = gc.get_freeze_count()
+    with collector_paused():
+        made = [[] for _ in range(1000)]
+    assert gc.get_freeze_count() == frozen  # a library's objects stay the collector's to walk
+    monkeypatch.setattr(memory, "_KEPT", [])
+    try:
+        with collector_paused():
+            made += [[] for _ in range(1000)]
+        assert gc.get_freeze_count() >= frozen + 2000
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()

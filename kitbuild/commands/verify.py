@@ -30,7 +30,7 @@ from kitbuild.figures.verify import check_figures
 from kitbuild.findings import Finding
 from kitbuild.jsonfile import dump_json
 from kitbuild.kitfs import DIR, FILE, OTHER, SYMLINK, ArchiveLimits, KitFS, Member, MemberError, NotAKitError, open_kit, refusal
-from kitbuild.memory import collector_paused
+from kitbuild.memory import collector_paused, keep_until_exit
 from kitbuild.pages import TemplateError, page_context, render_pages
 from kitbuild.progress import SILENT, Progress
 from kitbuild.schema import key_path, load_schema, schema_errors
@@ -538,6 +538,10 @@ def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> Verify
     checks["figures"].skipped = figures.skipped
 
     file_findings(checks, findings)
+    # Everything made here for the kit's files, left alive where the process ends right after
+    # the report (see keep_until_exit): freeing it object by object would take longer than most
+    # of the checks above.
+    keep_until_exit(locals())
     return VerifyReport(kit, list(checks.values()))
 
 
