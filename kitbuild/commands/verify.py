@@ -106,11 +106,14 @@ def _pair_order(item: tuple[tuple[str, str, str], list[Any]]) -> tuple[int, tupl
     return (item[1][1] or 0, item[0])
 
 
-def _size_hint(member: Member, entry: Mapping[str, Any] | None) -> int:
-    """A file's size as listed, else as index.json records it, else 0: a hint, never checked."""
+def _size_hint(member: Member, entry: Mapping[str, Any] | None, page: bytes | None) -> int:
+    """A file's size as listed, else as index.json records it, else as the page it should be,
+    else 0: a hint, never checked."""
     if member.size is not None:
         return member.size
-    return entry["size"] if entry is not None else 0
+    if entry is not None:
+        return int(entry["size"])
+    return len(page) if page is not None else 0
 
 
 def _all_plain_entries(document: Any) -> bool:
@@ -395,7 +398,7 @@ def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> Verify
     rest = [p for p, m in members.items() if m.kind == FILE and p not in scans]
     # A folder kit's files are listed without their sizes (a system call each); the sizes
     # index.json records stand in for balancing the workers and for the progress bar.
-    sizes = [_size_hint(members[p], listed.get(p)) for p in rest]
+    sizes = [_size_hint(members[p], listed.get(p), expect.get(p)) for p in rest]
     progress.begin("verifying", len(rest) + len(scans), sum(sizes) + index_size + sum(len(d) for d in in_memory.values()))
     progress.advance(len(scans), index_size + sum(len(d) for d in in_memory.values()))
     # The scans with more than a size and a digest in them; the few that the loops below over
