@@ -497,8 +497,8 @@ def _scan_one(path: str, data: bytes, plan: ScanPlan) -> FileScan:
     return FileScan(path, sent[0], sent[1], placeholders=counts[:k], words=counts[k:])
 
 
-def _sent_one(path: str, data: bytes, plan: ScanPlan) -> _Sent:
-    """What a worker sends for a whole file in one block (see :data:`_Sent`): for a file in which
+def _sent_one(path: str, data: bytes, plan: ScanPlan) -> Sent:
+    """What a worker sends for a whole file in one block (see :data:`Sent`): for a file in which
     nothing any search would find, its size and digest alone, learnt in one compiled pass instead
     of the half a dozen calls and their lists that cost most of a small file's scan."""
     c = _compiled(plan)
@@ -876,7 +876,7 @@ def _init_worker(kit: KitFS, plan: ScanPlan) -> None:
 # What a worker sends back for a file: its scan, or for a file with nothing to report but its
 # size and digest (nearly every file of a big kit), just those two. Pickling 100,000 whole scans
 # cost the workers 4 µs a file, a fifth of the time they spent reading and scanning.
-_Sent = tuple[int, str] | FileScan
+Sent = tuple[int, str] | FileScan
 
 
 def _plain(scan: FileScan) -> bool:
@@ -892,18 +892,55 @@ def _plain(scan: FileScan) -> bool:
     )
 
 
-def _scan_chunk(paths: list[str]) -> list[_Sent]:
+def _sendable(sent: Sent) -> Sent:
+    return (sent.size, sent.sha256) if isinstance(sent, FileScan) and _plain(sent) else sent
+
+
+def _scan_chunk(paths: list[str]) -> list[Sent]:
     assert _WORKER is not None
     kit, plan = _WORKER
-    out: list[_Sent] = []
     with collector_paused():
-        for p in paths:
-            sent = _scan_path(kit, p, plan, None, _sent_one)
-            out.append((sent.size, sent.sha256) if isinstance(sent, FileScan) and _plain(sent) else sent)
-    return out
+        return [_sendable(_scan_path(kit, p, plan, None, _sent_one)) for p in paths]
 
 
-class _Receiver:
+def _read_small(kit: KitFS, path: str, limit: int) -> bytes | None:
+    """The bytes of the regular file at ``path`` if it has at most ``limit`` of them and opens by
+    descriptor; None (the file left unread) for any other, or one that cannot be read."""
+    try:
+        opened = kit.open_fd(path)
+    except (MemberError, OSError):
+        return None
+    if opened is None:
+        return None
+    fd, size = opened
+    try:
+        data = os.read(fd, size + 1) if size <= limit else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data if data is not None and len(data) <= size else None  # (a file that grew: None)
+
+
+def sent_small(kit: KitFS, path: str, plan: ScanPlan, limit: int) -> Sent | None:
+    """What a worker of :func:`scan_files` sends for ``path``, if :func:`_read_small` reads it;
+    else None, and :func:`scan_files` is left to scan it (or to report why it cannot)."""
+    data = _read_small(kit, path, limit)
+    return None if data is None else _sendable(_sent_one(path, data, plan))
+
+
+def quiet_small(kit: KitFS, path: str, plan: ScanPlan, limit: int) -> tuple[int, bytes] | None:
+    """The size and (raw) digest of ``path``, if :func:`_read_small` reads it and it holds
+    nothing any of ``plan``'s searches would find (then that is all its scan holds, whatever the
+    plan's records, paths and pages); else None."""
+    data = _read_small(kit, path, limit)
+    c = _compiled(plan)
+    if data is None or path in plan.expect or c.quiet is None or not quiet(data, c.quiet):
+        return None
+    return len(data), hashlib.sha256(data).digest()
+
+
+class Receiver:
     """The scans of a run from what a worker sent, their shared parts shared (see :func:`_compact`).
 
     A file with nothing to report arrives as (size, digest): its scan is made here, inline, with
@@ -915,7 +952,7 @@ class _Receiver:
         self.placeholders = _ZEROS.setdefault(len(plan.placeholders), [0] * len(plan.placeholders))
         self.words = _ZEROS.setdefault(len(plan.words), [0] * len(plan.words))
 
-    def receive(self, run: list[str], result: list[_Sent], out: dict[str, FileScan], loud: list[str]) -> int:
+    def receive(self, run: list[str], result: list[Sent], out: dict[str, FileScan], loud: list[str]) -> int:
         """Add the scans of ``run`` to ``out``, and to ``loud`` the paths of those sent whole;
         returns the bytes they hold."""
         placeholders, words, intern, new = self.placeholders, self.words, sys.intern, FileScan
@@ -961,7 +998,7 @@ def _scan_files(kit: KitFS, paths: Sequence[str], sizes: Sequence[int], plan: Sc
         return out
     runs = chunks(paths, sizes, jobs)
     with ProcessPoolExecutor(min(jobs, len(runs)), initializer=_init_worker, initargs=(kit, plan)) as pool:
-        receiver = _Receiver(plan)
+        receiver = Receiver(plan)
         for run, result in zip(runs, pool.map(_scan_chunk, runs)):
             progress.advance(len(result), receiver.receive(run, result, out, loud))
     return out

@@ -20,7 +20,7 @@ import operator
 import os
 import re
 import sys
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, NamedTuple, Sequence
 
 import orjson
 
@@ -32,6 +32,7 @@ from kitbuild.jsonfile import dump_json
 from kitbuild.kitfs import DIR, FILE, OTHER, SYMLINK, ArchiveLimits, KitFS, Member, MemberError, NotAKitError, open_kit, refusal
 from kitbuild.memory import collector_paused, keep_until_exit
 from kitbuild.pages import TemplateError, page_context, render_pages
+from kitbuild.prescan import Prescan
 from kitbuild.progress import SILENT, Progress
 from kitbuild.schema import key_path, load_schema, schema_errors
 from kitbuild.verify_report import VerifyReport, file_findings, new_checks
@@ -71,16 +72,23 @@ class _Json:
         self.plain_files = False  # index.json: every entry passed _all_plain_entries
 
 
-def _load_json(kit: KitFS, path: str, findings: list[Finding], codes: tuple[str, str, str], schema: str, required: bool) -> _Json:
-    """Read, parse, validate and check the layout of index.json or provenance.json."""
-    bad_json, bad_schema, bad_layout = codes
+def _read_json(kit: KitFS, path: str, required: bool) -> _Json:
+    """Read index.json or provenance.json whole (missing: raise if ``required``, else no data)."""
     try:
-        data = kit.read(path)
+        return _Json(path, kit.read(path))
     except MemberError as exc:
         if required or exc.kind != "missing":
             raise NotAKitError(f"{kit.label}: {path} {exc.reason}; a kit has an index.json at its root.") from None
         return _Json(path, None)
-    doc = _Json(path, data)
+
+
+def _check_json(doc: _Json, findings: list[Finding], codes: tuple[str, str, str], schema: str) -> _Json:
+    """Parse, validate and check the layout of index.json or provenance.json, as read."""
+    bad_json, bad_schema, bad_layout = codes
+    data = doc.data
+    if data is None:
+        return doc
+    path = doc.path
     try:
         doc.document = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -256,17 +264,51 @@ def verify(
         return _verify(open_kit(kit, limits), str(kit), jobs, progress)
 
 
+class _Start(NamedTuple):
+    """What verify learns before index.json is checked: enough for a head start (kitbuild.prescan)."""
+
+    index_json: _Json  # read, not yet parsed
+    provenance_json: _Json  # read and checked
+    provenance_findings: list[Finding]
+    parts: dict[str, Any]
+    word_rules: list[tuple[dict[str, Any], tuple[str, ...] | None]]
+    members: dict[str, Member]
+
+
 def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> VerifyReport:
+    # index.json first, so that a folder without one fails before any worker starts.
+    index = _read_json(fs, kit_index.INDEX, True)
+    provenance_findings: list[Finding] = []
+    provenance = _check_json(_read_json(fs, kit_index.PROVENANCE, False), provenance_findings, ("KB005", "KB006", "KB007"), "provenance")
+    parts = _provenance_parts(provenance)
+    word_rules = [(r, _word_forms(r)) for r in parts["rules"]]
+    members = {m.path: m for m in fs.members(sizes=False)}
+    start = _Start(index, provenance, provenance_findings, parts, word_rules, members)
+    workers = jobs or default_jobs()
+    # The files below the root: those at the root are the pages and the files read whole.
+    small = [p for p, m in members.items() if m.kind == FILE and "/" in p]
+    if not Prescan.wanted(len(small), workers, fs.sequential):
+        return _check(fs, kit, workers, progress, start, None)
+    # Placeholders and words: what the quiet test looks for, all from provenance.json.
+    words = tuple(forms for _, forms in word_rules if forms is not None)
+    prescan = Prescan(fs, small, ScanPlan(records=frozenset(), paths=frozenset(), placeholders=parts["placeholders"], words=words), workers)
+    try:
+        return _check(fs, kit, workers, progress, start, prescan)
+    finally:
+        prescan.cancel()
+
+
+def _check(fs: KitFS, kit: str, jobs: int, progress: Progress, start: _Start, prescan: Prescan | None) -> VerifyReport:
+    index, provenance, provenance_findings, parts, word_rules, members = start
     checks = new_checks()
     findings: list[Finding] = []
 
     # -- schema ---------------------------------------------------------------------------
-    index = _load_json(fs, kit_index.INDEX, findings, ("KB001", "KB002", "KB003"), "index", True)
-    provenance = _load_json(fs, kit_index.PROVENANCE, findings, ("KB005", "KB006", "KB007"), "provenance", False)
+    _check_json(index, findings, ("KB001", "KB002", "KB003"), "index")
+    findings.extend(provenance_findings)
     if provenance.data is None:
         findings.append(Finding("KB004", kit_index.PROVENANCE, "is missing; without it no rule's firings can be checked"))
     entries = _entries(index)
-    parts = _provenance_parts(provenance)
     checks["schema"].figures.append(
         f"index.json: {'matches its schema' if index.valid else 'does not match its schema'}, {_plural(len(entries), 'entry', 'entries')}; "
         + (f"provenance.json: {'matches its schema' if provenance.valid else 'does not match its schema'}, {_plural(len(parts['rules']), 'rule')}" if provenance.data is not None else "provenance.json: missing")
@@ -282,7 +324,6 @@ def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> Verify
 
     # -- what is in the kit, and what index.json lists -------------------------------------
     findings.extend(fs.findings())
-    members = {m.path: m for m in fs.members(sizes=False)}
     on_disk = {p for p, m in members.items() if m.kind == FILE}
     kinds = set(map(_KIND, members.values()))  # a kit holds no link and nothing else odd, mostly
     links = sorted(p for p, m in members.items() if m.kind == SYMLINK) if SYMLINK in kinds else []
@@ -365,7 +406,6 @@ def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> Verify
             names = "the built-in templates" if source == BUILT_IN else f"{source} and the built-in index page template"
             pages_check.figures.append(f"README.md and index.html re-rendered from provenance.json and index.json with {names}, in the sandbox")
 
-    word_rules = [(r, _word_forms(r)) for r in parts["rules"]]
     counted = [(r, forms) for r, forms in word_rules if forms is not None]
     plan = ScanPlan(
         records=frozenset(records),
@@ -394,6 +434,17 @@ def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> Verify
     # 100,000 files would cost as much as the file (a finding in it is placed by reading it again).
     index_size = len(in_memory.pop(kit_index.INDEX))
     index.data = None
+    # -- SHA256SUMS (against index.json: checked while a head start's workers scan) ----------
+    sums_check = checks["sums"]
+    if sums_data is None:
+        if kit_index.SUMS not in on_disk:
+            findings.append(Finding("KB201", kit_index.SUMS, "is missing; the build writes it for sha256sum -c"))
+        sums_check.skipped = "SHA256SUMS cannot be read"
+    else:
+        findings.extend(_check_sums(sums_data, listed, records))
+        sums_lines = sums_data.count(b"\n")
+        sums_check.figures.append(f"{_plural(sums_lines, 'line')} for {_plural(len(records), 'record file')}")
+
     # In path order, as members lists them.
     rest = [p for p, m in members.items() if m.kind == FILE and p not in scans]
     # A folder kit's files are listed without their sizes (a system call each); the sizes
@@ -404,7 +455,11 @@ def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> Verify
     # The scans with more than a size and a digest in them; the few that the loops below over
     # a kit of 100,000 files need to look at (the small files above are all counted in).
     loud = list(scans)
-    scans.update(scan_files(fs, rest, sizes, plan, jobs or default_jobs(), progress, loud))
+    if prescan is not None:
+        prescan.finish(plan, set(scans), progress, scans, loud)
+        left = [(p, n) for p, n in zip(rest, sizes) if p not in scans]
+        rest, sizes = [p for p, _ in left], [n for _, n in left]
+    scans.update(scan_files(fs, rest, sizes, plan, jobs, progress, loud))
     progress.end()
     places = _Places(fs, in_memory)
     unreadable = {p: error for p in loud if (error := scans[p].error) is not None}
@@ -448,17 +503,6 @@ def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> Verify
             findings.append(Finding("KB603", page, "is missing; the build writes it beside index.json"))
     checks["completeness"].figures.append(f"{_plural(good_records, 'record file')} {'check' if good_records != 1 else 'checks'} against index.json (of {len(records):,} listed)")
     checks["completeness"].figures.append(f"{_plural(len(listed), 'file')} listed, {_plural(len(on_disk), 'file')} in the kit")
-
-    # -- SHA256SUMS ------------------------------------------------------------------------
-    sums_check = checks["sums"]
-    if sums_data is None:
-        if kit_index.SUMS not in on_disk:
-            findings.append(Finding("KB201", kit_index.SUMS, "is missing; the build writes it for sha256sum -c"))
-        sums_check.skipped = "SHA256SUMS cannot be read"
-    else:
-        findings.extend(_check_sums(sums_data, listed, records))
-        sums_lines = sums_data.count(b"\n")
-        sums_check.figures.append(f"{_plural(sums_lines, 'line')} for {_plural(len(records), 'record file')}")
 
     # -- provenance in reverse ------------------------------------------------------------
     prov_check = checks["provenance"]

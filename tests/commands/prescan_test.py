@@ -1,0 +1,254 @@
+"""verify's head start (kitbuild.prescan): the same report as one process gives, however the work
+was shared, and a worker that finds something, or dies, leaves the file to the full pass.
+
+Kits here are small, so the head start is asked for below its usual minimum, with runs of two
+files and a small-file limit that some of the kit's files pass.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import mmap
+import multiprocessing
+import os
+from pathlib import Path
+
+import orjson
+import pytest
+
+from kitbuild import prescan
+from kitbuild.commands.verify import verify
+from kitbuild.filescan import FileScan, ScanPlan
+from kitbuild.kitfs import FolderKit
+from kitbuild.prescan import Prescan
+from kitbuild.progress import Progress
+from kitbuild.speedups import COMPILED
+from kitbuild.verify_report import verify_json
+
+from kitbuild import build
+
+from .verify_kits import EXTERNAL, build_kit, copy_kit, edit_json, make_bench, refresh
+
+LS = "learned-sparse-2026-11-07"
+NOTES = f"{LS}/notes.txt"
+READING = f"{LS}/full-s1/score/reading.json"
+
+pytestmark = pytest.mark.skipif(not COMPILED, reason="the head start needs the compiled quiet test")
+
+
+@pytest.fixture(autouse=True)
+def small_head_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(prescan, "MIN_FILES", 0)
+    monkeypatch.setattr(prescan, "RUN", 2)
+    monkeypatch.setattr(prescan, "SMALL", 64)  # weights.bin and reading.json are larger
+
+
+@pytest.fixture(scope="module")
+def kit(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The verify bench with a folder of quiet files: what the head start finishes."""
+    root = tmp_path_factory.mktemp("bench")
+    config = make_bench(root)
+    quiet = root / "bench" / "ls-2026-11-07" / "a-quiet"  # first in path order: before the loud files
+    quiet.mkdir()
+    for i in range(9):
+        (quiet / f"q{i}.txt").write_bytes(b"nothing here %d\n" % i)
+    build(config, jobs=1)
+    return root / "kit"
+
+
+@pytest.fixture(scope="module")
+def templated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_kit(tmp_path_factory.mktemp("templated"), template="# {{ title }}\n\n{% for f in files %}- {{ f.path }}\n{% endfor %}")
+
+
+def _copy(kit: Path, where: Path, broken: bool) -> Path:
+    """A copy; if ``broken``, with a wrong pair, an unresolved digest and leaks, each in a file
+    the head start must leave to the full pass, and a rule's word in one of the quiet files."""
+    copy = copy_kit(kit, where)
+    if broken:
+        edit_json(copy / READING, lambda d: d["digests"].update({f"{LS}/full-s1/run/rows.ndjson": EXTERNAL}))
+        with open(copy / NOTES, "ab") as f:
+            f.write(b"\nsha " + b"ab" * 32 + b"\nread /home/bob/data\nmail bob@example.org\n")
+        (copy / LS / "a-quiet" / "q3.txt").write_bytes(b"the desktop ran it\n")
+        refresh(copy)
+    return copy
+
+
+class _Spy:
+    """What the head start finished, seen from the main process."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.finished: set[str] = set()
+        real = Prescan.finish
+
+        def finish(this: Prescan, plan: ScanPlan, skip: object, progress: Progress, out: dict[str, object], loud: list[str]) -> None:
+            before = dict(out)
+            real(this, plan, skip, progress, out, loud)  # type: ignore[arg-type]
+            self.finished |= {p for p, scan in out.items() if before.get(p) is not scan}
+
+        monkeypatch.setattr(Prescan, "finish", finish)
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_a_head_start_gives_the_report_one_process_gives(kit: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, broken: bool) -> None:
+    copy = _copy(kit, tmp_path / "kit", broken)
+    serial = verify_json(verify(copy, jobs=1))
+    spy = _Spy(monkeypatch)
+    assert verify_json(verify(copy, jobs=2)) == serial
+    codes = {f["code"] for f in orjson.loads(serial)["findings"]}
+    if broken:
+        assert {"KB401", "KB402", "KB501", "KB502"} <= codes
+    else:
+        assert not codes
+    # The quiet files were finished ahead, and no large file was; one with something in it was
+    # only if the main process, with the whole plan, took it.
+    assert {f"{LS}/a-quiet/q{i}.txt" for i in range(9) if not (broken and i == 3)} <= spy.finished
+    assert not spy.finished & {READING, f"{LS}/full-s1/run/weights.bin", NOTES if broken else ""}
+
+
+def test_a_template_read_whole_is_not_scanned_twice(templated: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    copy = copy_kit(templated, tmp_path / "kit")
+    template = next(p for p in (copy / "_templates").iterdir())
+    serial = verify_json(verify(copy, jobs=1))
+    spy = _Spy(monkeypatch)
+    assert verify_json(verify(copy, jobs=2)) == serial
+    # The custom template is below the root, so a worker may finish it; verify's own scan of it,
+    # from the bytes it rendered the page with, is the one kept.
+    assert f"_templates/{template.name}" not in spy.finished
+
+
+def test_the_progress_counts_every_file_once(kit: Path, tmp_path: Path) -> None:
+    copy = _copy(kit, tmp_path / "kit", broken=False)
+
+    class Counting(Progress):
+        def __init__(self) -> None:
+            self.begun = (0, 0)
+            self.done = [0, 0]
+
+        def begin(self, what: str, files: int, size: int | None) -> None:
+            self.begun = (files, size or 0)
+
+        def advance(self, files: int = 0, size: int = 0) -> None:
+            self.done[0] += files
+            self.done[1] += size
+
+    progress = Counting()
+    verify(copy, jobs=2, progress=progress)
+    assert tuple(progress.done) == progress.begun
+    assert progress.begun[0] == sum(1 for p in copy.rglob("*") if p.is_file())
+
+
+def test_a_worker_that_dies_leaves_its_runs_to_the_full_pass(kit: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    copy = _copy(kit, tmp_path / "kit", broken=True)
+    serial = verify_json(verify(copy, jobs=1))
+
+    def dies(kit: object, plan: object, runs: object, tokens: int, stop: object, out: object) -> None:
+        for _ in range(3):
+            prescan._take(tokens)  # runs taken, never sent back
+        os._exit(1)
+
+    monkeypatch.setattr(prescan, "_work", dies)
+    assert verify_json(verify(copy, jobs=2)) == serial
+
+
+def _run_worker(tmp_path: Path, files: dict[str, bytes], plan: ScanPlan) -> tuple[list[tuple[int, list[tuple[int, str] | None]]], int, int]:
+    """``_work`` over ``files`` in this process: what it sends, the stop flag and the runs left."""
+    for path, data in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_bytes(data)
+    runs = prescan._runs(sorted(files))
+    read, write = os.pipe()
+    os.write(write, b"".join(k.to_bytes(prescan._TOKEN, "little") for k in range(len(runs))))
+    os.close(write)
+    stop = mmap.mmap(-1, 1)
+    receive, send = multiprocessing.Pipe(duplex=False)
+    try:
+        prescan._work(FolderKit(tmp_path), plan, runs, read, stop, send)
+        sent = [(k, prescan._unpacked(sizes, digests)) for k, sizes, digests in receive.recv()]
+        left = 0
+        while prescan._take(read) is not None:
+            left += 1
+    finally:
+        os.close(read)
+        receive.close()
+    return sent, stop[0], left
+
+
+def test_a_worker_sends_size_and_digest_only_for_a_small_quiet_file(tmp_path: Path) -> None:
+    files = {
+        "r/a-quiet.txt": b"nothing to see\n",
+        "r/b-word.txt": b"the desktop ran it\n",
+        "r/c-placeholder.txt": b"sha256 withheld\n",
+        "r/d-digest.txt": b"ab" * 32 + b"\n",
+        "r/e-leak.txt": b"read /home/alice/rows\n",
+        "r/f-email.txt": b"mail alice@example.org\n",
+        "r/g-large.txt": b"quiet but long " * 5,
+        "r/h-quiet.txt": b"",
+    }
+    plan = ScanPlan(records=frozenset(), paths=frozenset(), placeholders=("withheld",), words=(("desktop",),))
+    sent, stop, left = _run_worker(tmp_path, files, plan)
+    # Runs of two: the first holds a quiet file and a word, so the worker goes on; the second
+    # finds nothing quiet, and the worker stops there, telling the main process to stop too.
+    assert sent == [(0, [(15, hashlib.sha256(files["r/a-quiet.txt"]).hexdigest()), None]), (1, [None, None])]
+    assert stop == 1
+    assert left == 2
+
+
+def test_a_worker_takes_every_run_of_a_quiet_kit(tmp_path: Path) -> None:
+    files = {f"r/{i:02d}.txt": b"row %d\n" % i for i in range(7)}
+    plan = ScanPlan(records=frozenset(), paths=frozenset(), placeholders=("withheld",))
+    sent, stop, left = _run_worker(tmp_path, files, plan)
+    paths = sorted(files)
+    assert [k for k, _ in sent] == [0, 1, 2, 3]
+    assert [s for _, run in sent for s in run] == [(len(files[p]), hashlib.sha256(files[p]).hexdigest()) for p in paths]
+    assert (stop, left) == (0, 0)
+
+
+def test_a_page_is_never_finished_ahead(tmp_path: Path) -> None:
+    files = {"p/page.md": b"quiet text\n"}
+    plan = ScanPlan(records=frozenset(), paths=frozenset(), expect={"p/page.md": b"other text\n"})
+    sent, _, _ = _run_worker(tmp_path, files, plan)
+    assert sent == [(0, [None])]
+
+
+def test_only_several_cores_a_folder_and_many_files_get_a_head_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(prescan, "MIN_FILES", 2000)
+    assert Prescan.wanted(2000, 2, sequential=False)
+    assert not Prescan.wanted(1999, 2, sequential=False)
+    assert not Prescan.wanted(2000, 1, sequential=False)
+    assert not Prescan.wanted(2000, 2, sequential=True)
+
+
+def _files(root: Path, files: dict[str, bytes]) -> FolderKit:
+    for path, data in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_bytes(data)
+    return FolderKit(root)
+
+
+def test_the_main_process_scans_the_runs_it_takes_with_the_whole_plan(tmp_path: Path) -> None:
+    files = {"r/a.txt": b"quiet\n", "r/b.txt": b"the desktop ran it\n", "r/c.txt": b"x" * 65, "r/d.txt": b"ab" * 32}
+    fs = _files(tmp_path, files)
+    early = ScanPlan(records=frozenset(), paths=frozenset(), words=(("desktop",),))
+    whole = ScanPlan(records=frozenset(files), paths=frozenset(files), words=(("desktop",),))
+    head = Prescan(fs, sorted(files), early, jobs=1)  # no worker: every run is the main process's
+    out: dict[str, FileScan] = {}
+    loud: list[str] = []
+    head.finish(whole, frozenset({"r/a.txt"}), Progress(), out, loud)
+    # r/a.txt is skipped (verify scanned it already), r/c.txt is larger than a small file; the
+    # others are scanned as records, their word and digest counted.
+    assert sorted(out) == ["r/b.txt", "r/d.txt"]
+    assert out["r/b.txt"].words == [1]
+    assert list(out["r/d.txt"].digests) == ["ab" * 32]
+    assert loud == ["r/b.txt", "r/d.txt"]
+
+
+def test_the_main_process_takes_no_run_once_a_worker_says_stop(tmp_path: Path) -> None:
+    files = {f"r/{i}.txt": b"quiet\n" for i in range(4)}
+    fs = _files(tmp_path, files)
+    plan = ScanPlan(records=frozenset(), paths=frozenset())
+    head = Prescan(fs, sorted(files), plan, jobs=1)
+    head.stop[0] = 1
+    out: dict[str, FileScan] = {}
+    head.finish(plan, frozenset(), Progress(), out, [])
+    assert out == {}
