@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from kitbuild import filescan
+from kitbuild.commands import verify as verify_module
 from kitbuild.commands.verify import verify
 from kitbuild.filescan import LEAK_SHAPES, ScanPlan, chunks, json_pairs, locate, scan_blocks, scan_bytes, scan_files
 from kitbuild.kitfs import FolderKit
@@ -430,3 +431,24 @@ def test_a_pool_sends_back_every_kind_of_finding_a_file_alone_can_hold(tmp_path:
     assert worth_more == set(paths) - {"r/plain.txt"}
     # Both ways name those files, and only those, as the ones a check needs to look at.
     assert serial_loud == pooled_loud == [p for p in paths if p in worth_more]
+
+
+_PATH_PARTS = st.sampled_from(["a", "b", "..", ".", "", "C:", "x\\y", "n\0", "l\n", "README.md", "index.json", "SHA256SUMS"])
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.lists(_PATH_PARTS, min_size=1, max_size=3).map("/".join), max_size=6))
+@example(["a", "a"])
+@example(["b", "a"])
+@example(["a/", "b"])
+@example(["l\n/../a"])
+@example(["README.md"])
+def test_paths_taken_at_once_are_those_the_loop_takes_without_a_finding(paths: list[str]) -> None:
+    # The test over all of index.json's paths at once stands for the entry-by-entry loop only
+    # where that loop would find nothing: every path refused, twice, never listed or out of
+    # order must send the entries through the loop.
+    findings: list[object] = []
+    listed, in_order = verify_module._listed_one_by_one([{"path": p} for p in paths], [], findings)  # type: ignore[arg-type]
+    assert verify_module._plainly_listed(paths) == (not findings)
+    if not findings:
+        assert in_order and list(listed) == paths
