@@ -501,20 +501,19 @@ def _check(fs: KitFS, kit: str, jobs: int, progress: Progress, start: _Start, pr
     progress.end()
     places = _Places(fs, in_memory)
     unreadable = {p: error for p in loud if (error := scans[p].error) is not None}
-    digest_of = {p: s.sha256 for p, s in scans.items() if s.error is None} if unreadable else dict(zip(scans, map(_SHA256, scans.values())))
 
     # -- completeness ---------------------------------------------------------------------
     good_records = 0
     for p in sorted(unreadable):
         findings.append(Finding("KB111", p, f"cannot be read: {unreadable[p].reason}"))
-    for p in sorted(on_disk - set(listed) - set(kit_index.UNLISTED)):
+    for p in sorted(on_disk.difference(listed, kit_index.UNLISTED)):
         findings.append(Finding("KB101", p, "is in the kit but not in index.json"))
     # Most often every listed file is here and as index.json records it (an unreadable one never
     # is): that is tested at once, in C (file by file, the loop below cost 60 ms for 100,000 files).
-    agree = (
-        on_disk.issuperset(listed)
-        and list(map(_DIGEST, listed.values())) == list(map(digest_of.get, listed))
-        and list(map(_SIZE, listed.values())) == list(map(_SCANNED_SIZE, map(scans.__getitem__, listed)))
+    # (An unreadable file's scan has no digest, so it never agrees.)
+    agree = on_disk.issuperset(listed) and (
+        list(map(_DIGEST, listed.values())) == list(map(_SHA256, listed_scans := list(map(scans.__getitem__, listed))))
+        and list(map(_SIZE, listed.values())) == list(map(_SCANNED_SIZE, listed_scans))
     )
     if agree:
         good_records = len(records)  # every record is a listed file
@@ -557,12 +556,15 @@ def _check(fs: KitFS, kit: str, jobs: int, progress: Progress, start: _Start, pr
             prov_check.figures.append("the words of " + ", ".join(skipped) + " cannot be counted (a template, or nothing written)")
 
     # -- digests printed in records ---------------------------------------------------------
-    here = set(digest_of.values())
     tally = {"here": 0, "withheld": 0, "external": 0, "unresolved": 0}
     pairs_ok = pairs_total = unread = 0
     # Only records that print a digest or hold a placeholder add to these counts.
     # (Over the scans in their order, most of them in path order, rather than the set of records.)
-    for p in sorted(p for p in loud if ((s := scans[p]).digests or s.pairs or s.pairs_unread or any(s.placeholders)) and p in records):
+    printing = sorted(p for p in loud if ((s := scans[p]).digests or s.pairs or s.pairs_unread or any(s.placeholders)) and p in records)
+    # Every file's digest, made only where some record prints one (20 ms for 100,000 files).
+    digest_of = {p: s.sha256 for p, s in scans.items() if s.error is None} if printing else {}
+    here = set(digest_of.values())
+    for p in printing:
         scan = scans[p]
         tally["withheld"] += sum(scan.placeholders)
         unread += scan.pairs_unread
