@@ -635,3 +635,25 @@ def test_refill_reports_a_read_error_as_os_error(impl):
             impl(w, bytearray(b"kept"), 0, 4)  # a pipe's write end cannot be read
     finally:
         os.close(w)
+
+
+@needs_c
+def test_count_starts_counts_one_byte_over_many_steps():
+    """Line ends over a buffer of many 255-step rounds (the first all line ends, where a round
+    one step longer would wrap its counters), and from and to odd offsets in it."""
+    data = b"\n" * 9000 + random.Random(5).randbytes(100_003)
+    for start, stop in [(0, len(data)), (3, len(data) - 5), (4077, 4096 * 3 + 1), (17, 18)]:
+        assert _speedups.count_starts(data, (b"\n",), start, stop) == [data.count(b"\n", start, stop)]
+
+
+@needs_c
+def test_hex_runs_on_a_long_buffer_find_every_digest_wherever_it_starts():
+    """Digests at every offset from a 48-byte step, among random bytes with no hex digit."""
+    rng = random.Random(6)
+    filler = bytes(rng.choice(b"ghijklmnopqrstuvwxyz \n") for _ in range(5000))
+    data, runs = b"", []
+    for k in range(96):
+        data += filler[: 48 + k]
+        runs.append((len(data), len(data) + 64 + k % 3))
+        data += (DIGEST + b"abc")[: 64 + k % 3]
+    assert _speedups.hex_runs(data) == runs == py_hex_runs(data)
