@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from kitbuild.digests import DIGEST_LENGTH, hex_runs
-from kitbuild.literals import LiteralFinder
+from kitbuild.literals import LiteralFinder, find_together
 from kitbuild.speedups import Data
 
 # Shapes of paths that name a person or a machine's private folders, as bytes patterns. Each
@@ -99,11 +99,17 @@ class ShapeFinder:
             return None
         return tuple(self._anchors.literals) if self._anchors is not None else ()
 
-    def find(self, data: Data) -> list[tuple[int, int, int]]:
-        """(start, end, shape index) of every match, in order."""
+    @property
+    def anchor_finder(self) -> LiteralFinder | None:
+        """What finds the anchors (see :func:`~kitbuild.literals.find_together`)."""
+        return self._anchors
+
+    def find(self, data: Data, anchored: list[tuple[int, int, int]] | None = None) -> list[tuple[int, int, int]]:
+        """(start, end, shape index) of every match, in order; ``anchored``: the anchor finder's
+        matches in ``data``, if already found."""
         found: set[tuple[int, int, int]] = set()
         if self._anchors is not None:
-            for a_start, a_end, a in self._anchors.find(data):
+            for a_start, a_end, a in self._anchors.find(data) if anchored is None else anchored:
                 index, back = self._owners[a]
                 if back is None:
                     start = a_start
@@ -172,10 +178,15 @@ class LeakScanner:
         the line's start; a finding that ends at or before ``lo`` is left out (a binary file's
         window repeats the end of the previous one, where it was reported already)."""
         hits: list[tuple[int, int, str, bool]] = []
+        anchors = self._shapes.anchor_finder
+        anchored = None
         if self._private_finder is not None:
-            for start, end, i in self._private_finder.find(chunk):
+            # Both searches in one pass where they can share it (see find_together).
+            private, *rest = find_together([self._private_finder, *([anchors] if anchors is not None else [])], chunk)
+            anchored = rest[0] if rest else None
+            for start, end, i in private:
                 hits.append((start, end, self._private[i][1], False))
-        for start, end, i in self._shapes.find(chunk):
+        for start, end, i in self._shapes.find(chunk, anchored):
             hits.append((start, end, self._shapes.whats[i], True))
         if self._digests:
             for start, end in hex_runs(chunk):

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import example, given, settings
 
 import kitbuild.literals as literals_module
-from kitbuild.literals import LiteralFinder
+from kitbuild.literals import LiteralFinder, find_together
 from kitbuild.matchers import Matcher, name_boundary
 from kitbuild.rewrite import Rewriter
 from kitbuild.speedups import MAX_NEEDLES
@@ -212,3 +212,32 @@ def test_a_few_literals_without_boundaries_take_the_search_of_every_occurrence()
     assert LiteralFinder([b"a"])._needles is None  # one literal: the automaton's memmem is faster
     assert LiteralFinder([b"n%d" % i for i in range(MAX_NEEDLES + 1)])._needles is None
     assert LiteralFinder([b"a", b"b"], name_boundary)._needles is None
+
+
+@settings(max_examples=400, deadline=None)
+@given(gate_cases(), literal_sets, st.booleans())
+@example(([b"xa", b"aa"], b"xaaa/home/", 0, 10), [b"/home/", b"aa"], False)
+def test_finders_searching_together_find_what_each_finds_alone(case: tuple[list[bytes], bytes, int, int], others: list[bytes], window: bool) -> None:
+    # The leak gate's private strings and shape anchors, one pass for both where it can be:
+    # each finder's matches are still its own leftmost-longest ones, never another's.
+    literals, data, _, _ = case
+    data += b"".join(others)
+    buf = bytearray(data) if window else data
+    first, second = by_occurrences(LiteralFinder(literals)), by_occurrences(LiteralFinder(others))
+    assert find_together([first, second], buf) == [automaton(first, data, 0, len(data)), automaton(second, data, 0, len(data))]
+
+
+def test_finders_that_fit_one_pass_share_it() -> None:
+    first, second = by_occurrences(LiteralFinder([b"/x/ls", b"\\/x\\/ls"])), by_occurrences(LiteralFinder([b"/home/", b"file://"]))
+    calls = []
+    real = literals_module.find_starts
+
+    def counted(*args: object) -> object:
+        calls.append(args[1])
+        return real(*args)  # type: ignore[arg-type]
+
+    with patch.object(literals_module, "find_starts", counted):
+        found = find_together([first, second], b"at /x/ls and file:///home/a")
+    assert found == [[(3, 8, 0)], [(13, 20, 1), (20, 26, 0)]]
+    if literals_module.COMPILED:
+        assert calls == [(b"\\/x\\/ls", b"/x/ls", b"file://", b"/home/")]
