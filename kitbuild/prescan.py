@@ -119,8 +119,9 @@ class Prescan:
 
     @staticmethod
     def wanted(files: int, jobs: int, sequential: bool) -> bool:
-        """Whether a head start can pay: several cores, a folder kit, many files."""
-        return jobs > 1 and not sequential and files >= MIN_FILES
+        """Whether a head start can pay, and can be had: several cores, a folder kit, many
+        files, and workers that start as copies of this process (they share its pipe and flag)."""
+        return jobs > 1 and not sequential and files >= MIN_FILES and "fork" in multiprocessing.get_all_start_methods()
 
     def finish(self, plan: ScanPlan, skip: AbstractSet[str], progress: Progress, out: dict[str, FileScan], loud: list[str]) -> None:
         """Join the workers with the whole ``plan`` until every run is taken, then add to ``out``

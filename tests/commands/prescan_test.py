@@ -217,6 +217,8 @@ def test_only_several_cores_a_folder_and_many_files_get_a_head_start(monkeypatch
     assert not Prescan.wanted(1999, 2, sequential=False)
     assert not Prescan.wanted(2000, 1, sequential=False)
     assert not Prescan.wanted(2000, 2, sequential=True)
+    monkeypatch.setattr(prescan.multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    assert not Prescan.wanted(2000, 2, sequential=False)  # where workers cannot be forked
 
 
 def _files(root: Path, files: dict[str, bytes]) -> FolderKit:
