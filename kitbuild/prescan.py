@@ -41,13 +41,18 @@ SMALL = 64 << 10
 # Files per run: small enough that the last runs end together, large enough that handing one
 # out costs nothing next to scanning it.
 RUN = 256
+# At most this many runs (longer ones for a bigger kit): their numbers go into the pipe before
+# any worker reads it, and a write that did not fit would wait for a reader. 4 KiB of numbers
+# fit any pipe: one holds a page at least (64 KiB on Linux, unless its user holds too many).
+MAX_RUNS = 1024
 # Below this many files the workers' start costs about what they would save.
 MIN_FILES = 2000
 _TOKEN = 4  # bytes per run number in the pipe
 
 
 def _runs(paths: Sequence[str]) -> list[list[str]]:
-    return [list(paths[i : i + RUN]) for i in range(0, len(paths), RUN)]
+    size = max(RUN, -(-len(paths) // MAX_RUNS))
+    return [list(paths[i : i + size]) for i in range(0, len(paths), size)]
 
 
 def _take(tokens: int) -> int | None:
@@ -98,10 +103,8 @@ class Prescan:
         read, write = os.pipe()
         try:
             numbers = b"".join(k.to_bytes(_TOKEN, "little") for k in range(len(self.runs)))
-            # The pipe holds every run number before a worker starts (a pipe holds 64 KiB, 16,384
-            # numbers: far more runs than a kit of 100,000 files makes).
-            written = os.write(write, numbers)
-            assert written == len(numbers)
+            if os.write(write, numbers) != len(numbers):  # (never short: see MAX_RUNS)
+                raise OSError("the pipe of run numbers took only part of them")
         finally:
             os.close(write)  # so that a reader finds the end once every run is taken
         self.tokens = read

@@ -254,3 +254,12 @@ def test_the_main_process_takes_no_run_once_a_worker_says_stop(tmp_path: Path) -
     out: dict[str, FileScan] = {}
     head.finish(plan, frozenset(), Progress(), out, [])
     assert out == {}
+
+
+def test_a_kit_of_any_size_makes_few_enough_runs_for_the_pipe(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(prescan, "MAX_RUNS", 4)
+    paths = [f"r/{i:03d}" for i in range(11)]
+    runs = prescan._runs(paths)  # runs of two would make six
+    assert len(runs) == 4 and [p for run in runs for p in run] == paths
+    assert prescan._runs(paths[:7]) == [paths[0:2], paths[2:4], paths[4:6], paths[6:7]]
+    assert prescan._runs([]) == []
