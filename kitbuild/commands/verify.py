@@ -10,7 +10,8 @@ travels with it is rendered only in jinja2's sandbox, and every path it names go
 Each file is read once (:mod:`kitbuild.filescan`), in worker processes when there is enough
 to share; the small files the plan is made of (index.json, provenance.json, SHA256SUMS, a
 travelling template) are read whole and scanned from memory. A file is read a second time only to
-put line numbers on findings in it.
+put line numbers on findings in it, or when a head start (:mod:`kitbuild.prescan`) found
+something in it before the plan was whole.
 """
 
 from __future__ import annotations
@@ -355,6 +356,8 @@ def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> Verify
 
 
 def _check(fs: KitFS, kit: str, jobs: int, progress: Progress, start: _Start, prescan: Prescan | None) -> VerifyReport:
+    """Every check, from what :func:`_verify` read first; ``prescan``, if running, is joined for
+    the pass over the files."""
     index, provenance, provenance_findings, parts, word_rules, members = start
     checks = new_checks()
     findings: list[Finding] = []
