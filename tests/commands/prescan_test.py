@@ -27,7 +27,7 @@ from kitbuild.verify_report import verify_json
 
 from kitbuild import build
 
-from .verify_kits import EXTERNAL, build_kit, copy_kit, edit_json, make_bench, refresh
+from .verify_kits import EXTERNAL, CountingProgress, build_kit, copy_kit, edit_json, make_bench, refresh
 
 LS = "learned-sparse-2026-11-07"
 NOTES = f"{LS}/notes.txt"
@@ -120,19 +120,7 @@ def test_a_template_read_whole_is_not_scanned_twice(templated: Path, tmp_path: P
 def test_the_progress_counts_every_file_once(kit: Path, tmp_path: Path) -> None:
     copy = _copy(kit, tmp_path / "kit", broken=False)
 
-    class Counting(Progress):
-        def __init__(self) -> None:
-            self.begun = (0, 0)
-            self.done = [0, 0]
-
-        def begin(self, what: str, files: int, size: int | None) -> None:
-            self.begun = (files, size or 0)
-
-        def advance(self, files: int = 0, size: int = 0) -> None:
-            self.done[0] += files
-            self.done[1] += size
-
-    progress = Counting()
+    progress = CountingProgress()
     verify(copy, jobs=2, progress=progress)
     assert tuple(progress.done) == progress.begun
     assert progress.begun[0] == sum(1 for p in copy.rglob("*") if p.is_file())

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from kitbuild.commands.verify import verify
-from kitbuild.progress import SILENT, BarProgress, Progress, progress_for
+from kitbuild.progress import SILENT, BarProgress, progress_for
 
-from .verify_kits import build_kit
+from .verify_kits import CountingProgress, build_kit
 
 
 @pytest.fixture(scope="module")
@@ -89,20 +89,8 @@ def test_verify_counts_as_many_bytes_as_it_said_it_would(tmp_path: Path) -> None
     # The pages are not listed in index.json: the sizes they should have stand in for them.
     kit = build_kit(tmp_path)
 
-    class Counting(Progress):
-        def __init__(self) -> None:
-            self.begun = (0, 0)
-            self.done = [0, 0]
-
-        def begin(self, what: str, files: int, size: int | None) -> None:
-            self.begun = (files, size or 0)
-
-        def advance(self, files: int = 0, size: int = 0) -> None:
-            self.done[0] += files
-            self.done[1] += size
-
     for jobs in (1, 2):
-        progress = Counting()
+        progress = CountingProgress()
         verify(kit, jobs=jobs, progress=progress)
         assert tuple(progress.done) == progress.begun
         assert progress.begun == (sum(1 for p in kit.rglob("*") if p.is_file()), sum(p.stat().st_size for p in kit.rglob("*") if p.is_file()))

@@ -20,6 +20,7 @@ import yaml
 from kitbuild import build
 from kitbuild.index import Entry, index_json, sums_text
 from kitbuild.jsonfile import dump_json
+from kitbuild.progress import Progress
 
 EXTERNAL = "d6f21ea9d60a0d56f34a05b609c79c88a451d2ae03597821ea3d5a9678c3a442"
 PLACEHOLDER = "withheld-2026-09-29"
@@ -116,3 +117,18 @@ def edit_json(path: Path, change: Any) -> None:
     document = orjson.loads(path.read_bytes())
     change(document)
     path.write_bytes(dump_json(document))
+
+
+class CountingProgress(Progress):
+    """A progress that keeps the totals it was told to expect and what it was told was done."""
+
+    def __init__(self) -> None:
+        self.begun = (0, 0)
+        self.done = [0, 0]
+
+    def begin(self, what: str, files: int, size: int | None) -> None:
+        self.begun = (files, size or 0)
+
+    def advance(self, files: int = 0, size: int = 0) -> None:
+        self.done[0] += files
+        self.done[1] += size
