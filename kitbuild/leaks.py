@@ -62,6 +62,14 @@ SHAPE_ANCHORS: dict[str, tuple[tuple[bytes, int | None], ...]] = {
     "an e-mail address": ((b"@", None),),
     "a private IPv4 address": ((b"10.", 0), (b"172.", 0), (b"192.168.", 0)),
 }
+# Bytes that rule a shape's anchor out before its pattern is tried: the byte before the match
+# may not be one of the first set, the byte right after the anchor must be one of the second.
+# Each mirrors the pattern's own lookbehind and first step, so an anchor ruled out is one the
+# pattern would refuse. Records can hold an anchor on every line ('10.' in 'rows-010.ndjson',
+# a score of 0.9210.): a pattern tried from each cost verify 0.3 s of 1.8 on workload B.
+SHAPE_GUARDS: dict[str, tuple[frozenset[int], frozenset[int]]] = {
+    "a private IPv4 address": (frozenset(b"0123456789."), frozenset(b"0123456789")),
+}
 _LOCAL_PART = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._%+-")
 _MAX_LOCAL_PART = 64
 # How far past its anchor a shape's match may reach (it never crosses a line end).
@@ -75,7 +83,7 @@ class ShapeFinder:
         self.whats: list[str] = []
         self.patterns: list[re.Pattern[bytes]] = []
         anchors: list[bytes] = []
-        owners: list[tuple[int, int | None]] = []
+        owners: list[tuple[int, int | None, tuple[frozenset[int], frozenset[int]] | None]] = []
         self._unanchored: list[int] = []
         for what, shape in shapes:
             index = len(self.whats)
@@ -87,7 +95,7 @@ class ShapeFinder:
                 continue
             for anchor, back in known:
                 anchors.append(anchor)
-                owners.append((index, back))
+                owners.append((index, back, SHAPE_GUARDS.get(what)))
         self._owners = owners
         self._anchors = LiteralFinder(anchors) if anchors else None
 
@@ -110,7 +118,9 @@ class ShapeFinder:
         found: set[tuple[int, int, int]] = set()
         if self._anchors is not None:
             for a_start, a_end, a in self._anchors.find(data) if anchored is None else anchored:
-                index, back = self._owners[a]
+                index, back, guard = self._owners[a]
+                if guard is not None and ((a_start > 0 and data[a_start - 1] in guard[0]) or a_end >= len(data) or data[a_end] not in guard[1]):
+                    continue
                 if back is None:
                     start = a_start
                     floor = max(0, a_start - _MAX_LOCAL_PART)

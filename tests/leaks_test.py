@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import re
+from unittest.mock import patch
+
+import hypothesis.strategies as st
 import pytest
+from hypothesis import example, given, settings
 
 from kitbuild.leaks import LeakScanner
 
@@ -142,3 +147,23 @@ def test_allow_list_passes_a_generic_home_path(bench, make_files, write_kit, cli
 def test_a_private_path_with_json_escaped_slashes_is_found():
     private = {"/x/ls-2026-11-07": "the private path of sources[0] (run)"}
     assert findings(b'{"p": "\\/x\\/ls-2026-11-07\\/a"}\n', private) == ["run/x.json:1:8: the private path of sources[0] (run)"]
+
+
+_IP_PIECES = [b"10.", b"172.", b"192.168.", b"0", b"1", b"16", b"255", b"256", b".", b"a", b"-", b"\n", b" ", b"rows-0"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_IP_PIECES), max_size=30).map(b"".join))
+@example(b"10.0.0.1")
+@example(b"rows-010.ndjson 0.9210. 10.1.2.3\n172.16.0.1")
+def test_the_anchor_guards_rule_out_only_what_the_shape_refuses(data: bytes) -> None:
+    # The guards skip the shape's pattern where its lookbehind or first step would fail: the
+    # matches are those of the pattern tried at every anchor.
+    from kitbuild import leaks
+    from kitbuild.filescan import LEAK_SHAPES
+
+    shapes = [(what, shape) for _, what, shape in LEAK_SHAPES if "IPv4" in what]
+    guarded = leaks.ShapeFinder(shapes)
+    with patch.object(leaks, "SHAPE_GUARDS", {}):
+        everywhere = leaks.ShapeFinder(shapes)
+    assert guarded.find(data) == everywhere.find(data) == [(m.start(), m.end(), 0) for m in re.finditer(shapes[0][1], data)]
