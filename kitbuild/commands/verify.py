@@ -220,7 +220,20 @@ def _schema_errors(document: Any, schema: str, plain_files: bool = False) -> lis
     """
     if plain_files:
         return list(schema_errors({**document, "files": []}, load_schema(schema)))
+    if schema == "provenance" and _plain_firings(document):
+        # The same for provenance.json's firings, one per rule and record file (6,000 on
+        # workload B: 27 ms).
+        return list(schema_errors({**document, "rules": [{**rule, "firings": {}} for rule in document["rules"]]}, load_schema(schema)))
     return list(schema_errors(document, load_schema(schema)))
+
+
+def _plain_firings(document: Any) -> bool:
+    """True when every rule's ``firings`` in provenance.json surely meets its schema (kit path to
+    an integer of at least 1): a JSON object whose values are all such integers."""
+    rules = document.get("rules") if isinstance(document, dict) else None
+    if not isinstance(rules, list) or not all(isinstance(rule, dict) and isinstance(rule.get("firings"), dict) for rule in rules):
+        return False
+    return all(set(map(type, rule["firings"].values())) <= {int} and min(rule["firings"].values(), default=1) >= 1 for rule in rules)
 
 
 def _entries(index: _Json) -> list[dict[str, Any]]:

@@ -220,6 +220,19 @@ def test_each_code_is_produced(code: str, kit: Path, template_kit: Path, tmp_pat
     assert report.exit_code == 1
 
 
+@pytest.mark.parametrize("value", [0, -1, "1", 1.5, True, None])
+def test_a_firing_count_that_is_not_a_whole_number_above_zero_fails_the_schema(copy: Path, value: object) -> None:
+    # Firings that all look plain skip jsonschema's look at them; one that is not must not.
+    def change(document: dict) -> None:  # type: ignore[type-arg]
+        firings = document["rules"][0]["firings"]
+        firings[next(iter(firings))] = value
+
+    edit_json(copy / "provenance.json", change)
+    refresh(copy)
+    found = [f for f in verify(copy).findings if f.code == "KB006"]
+    assert found and all(f.message.startswith("rules[0].firings") for f in found), found
+
+
 # -- exact findings -----------------------------------------------------------------------------
 
 
