@@ -166,7 +166,7 @@ def _plainly_listed(paths: list[str]) -> bool:
     to the kit (KB105, KB108, KB109, KB110), absent symlinks: none refused, none twice, none the
     build never lists, all in increasing order.
 
-    Tested over all the paths at once, in C, where the loop cost 60 ms for 100,000 files. Each
+    Tested over all the paths at once, in C: matching 100,000 files so took 25 ms, the loop 50. Each
     path is wrapped in slashes as :func:`~kitbuild.kitfs.refusal` wraps it, and the wrapped paths
     are joined by line breaks: none of the parts it refuses ('/../', '/./', '//') holds a line
     break, so each is found in the joined text exactly when it is in one path's wrapping.
