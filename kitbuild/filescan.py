@@ -497,12 +497,19 @@ def _scan_one(path: str, data: bytes, plan: ScanPlan) -> FileScan:
     return FileScan(path, sent[0], sent[1], placeholders=counts[:k], words=counts[k:])
 
 
+def _quiet(path: str, data: bytes, plan: ScanPlan) -> bool:
+    """True when no search of ``plan`` would find anything in ``data`` (see speedups.quiet) and
+    ``path`` is no page to compare: then its size and digest are all the file's scan holds."""
+    c = _compiled(plan)
+    return path not in plan.expect and c.quiet is not None and quiet(data, c.quiet)
+
+
 def _sent_one(path: str, data: bytes, plan: ScanPlan) -> Sent:
     """What a worker sends for a whole file in one block (see :data:`Sent`): for a file in which
     nothing any search would find, its size and digest alone, learnt in one compiled pass instead
     of the half a dozen calls and their lists that cost most of a small file's scan."""
     c = _compiled(plan)
-    if path not in plan.expect and c.quiet is not None and quiet(data, c.quiet):
+    if _quiet(path, data, plan):
         return len(data), hashlib.sha256(data).hexdigest()
     n = len(data)
     scan = FileScan(path, n, hashlib.sha256(data).hexdigest())
@@ -934,8 +941,7 @@ def quiet_small(kit: KitFS, path: str, plan: ScanPlan, limit: int) -> tuple[int,
     nothing any of ``plan``'s searches would find (then that is all its scan holds, whatever the
     plan's records, paths and pages); else None."""
     data = _read_small(kit, path, limit)
-    c = _compiled(plan)
-    if data is None or path in plan.expect or c.quiet is None or not quiet(data, c.quiet):
+    if data is None or not _quiet(path, data, plan):
         return None
     return len(data), hashlib.sha256(data).digest()
 

@@ -55,6 +55,22 @@ def _runs(paths: Sequence[str]) -> list[list[str]]:
     return [list(paths[i : i + size]) for i in range(0, len(paths), size)]
 
 
+def _pipe_of_runs(count: int) -> int:
+    """The read end of a pipe holding the numbers 0 to ``count - 1`` (at most MAX_RUNS), its
+    write end closed, so that a reader finds the end once every number is taken."""
+    read, write = os.pipe()
+    try:
+        numbers = b"".join(k.to_bytes(_TOKEN, "little") for k in range(count))
+        while numbers:  # never waits for a reader: the pipe holds them all (see MAX_RUNS)
+            numbers = numbers[os.write(write, numbers) :]
+    except BaseException:
+        os.close(read)
+        raise
+    finally:
+        os.close(write)
+    return read
+
+
 def _take(tokens: int) -> int | None:
     """The number of the next run no one has taken, or None when all are taken.
 
@@ -100,14 +116,7 @@ class Prescan:
         self.runs = _runs(paths)
         self.stop = mmap.mmap(-1, 1)  # shared with the workers: set when they find little quiet
         self.workers: list[tuple[multiprocessing.process.BaseProcess, Connection]] = []
-        read, write = os.pipe()
-        try:
-            numbers = b"".join(k.to_bytes(_TOKEN, "little") for k in range(len(self.runs)))
-            if os.write(write, numbers) != len(numbers):  # (never short: see MAX_RUNS)
-                raise OSError("the pipe of run numbers took only part of them")
-        finally:
-            os.close(write)  # so that a reader finds the end once every run is taken
-        self.tokens = read
+        self.tokens = read = _pipe_of_runs(len(self.runs))
         context = multiprocessing.get_context("fork")
         try:
             for _ in range(jobs - 1):

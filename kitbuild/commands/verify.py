@@ -342,6 +342,9 @@ class _Start(NamedTuple):
     provenance_findings: list[Finding]
     parts: dict[str, Any]
     word_rules: list[tuple[dict[str, Any], tuple[str, ...] | None]]
+    # The forms of the words each countable rule wrote: one tuple for the head start's plan and
+    # the full one, which must look for the same words for a quiet file to be quiet in both.
+    words: tuple[tuple[str, ...], ...]
     members: dict[str, Member]
 
 
@@ -352,15 +355,15 @@ def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> Verify
     provenance = _check_json(_read_json(fs, kit_index.PROVENANCE, False), provenance_findings, ("KB005", "KB006", "KB007"), "provenance")
     parts = _provenance_parts(provenance)
     word_rules = [(r, _word_forms(r)) for r in parts["rules"]]
+    words = tuple(forms for _, forms in word_rules if forms is not None)
     members = {m.path: m for m in fs.members(sizes=False)}
-    start = _Start(index, provenance, provenance_findings, parts, word_rules, members)
+    start = _Start(index, provenance, provenance_findings, parts, word_rules, words, members)
     workers = jobs or default_jobs()
     # The files below the root: those at the root are the pages and the files read whole.
     small = [p for p, m in members.items() if m.kind == FILE and "/" in p]
     if not Prescan.wanted(len(small), workers, fs.sequential):
         return _check(fs, kit, workers, progress, start, None)
     # Placeholders and words: what the quiet test looks for, all from provenance.json.
-    words = tuple(forms for _, forms in word_rules if forms is not None)
     prescan = Prescan(fs, small, ScanPlan(records=frozenset(), paths=frozenset(), placeholders=parts["placeholders"], words=words), workers)
     try:
         return _check(fs, kit, workers, progress, start, prescan)
@@ -371,7 +374,7 @@ def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> Verify
 def _check(fs: KitFS, kit: str, jobs: int, progress: Progress, start: _Start, prescan: Prescan | None) -> VerifyReport:
     """Every check, from what :func:`_verify` read first; ``prescan``, if running, is joined for
     the pass over the files."""
-    index, provenance, provenance_findings, parts, word_rules, members = start
+    index, provenance, provenance_findings, parts, word_rules, words, members = start
     checks = new_checks()
     findings: list[Finding] = []
 
@@ -461,7 +464,7 @@ def _check(fs: KitFS, kit: str, jobs: int, progress: Progress, start: _Start, pr
         records=frozenset(records),
         paths=frozenset(itertools.chain(listed, on_disk)),
         placeholders=parts["placeholders"],
-        words=tuple(forms for _, forms in counted),
+        words=words,
         allow=parts["allow"],
         expect=expect,
     )

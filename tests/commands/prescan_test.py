@@ -145,9 +145,7 @@ def _run_worker(tmp_path: Path, files: dict[str, bytes], plan: ScanPlan) -> tupl
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_bytes(data)
     runs = prescan._runs(sorted(files))
-    read, write = os.pipe()
-    os.write(write, b"".join(k.to_bytes(prescan._TOKEN, "little") for k in range(len(runs))))
-    os.close(write)
+    read = prescan._pipe_of_runs(len(runs))
     stop = mmap.mmap(-1, 1)
     receive, send = multiprocessing.Pipe(duplex=False)
     try:
@@ -251,3 +249,12 @@ def test_a_kit_of_any_size_makes_few_enough_runs_for_the_pipe(monkeypatch: pytes
     assert len(runs) == 4 and [p for run in runs for p in run] == paths
     assert prescan._runs(paths[:7]) == [paths[0:2], paths[2:4], paths[4:6], paths[6:7]]
     assert prescan._runs([]) == []
+
+
+def test_the_pipe_hands_out_every_run_number_once_then_says_none_is_left() -> None:
+    read = prescan._pipe_of_runs(prescan.MAX_RUNS)
+    try:
+        taken = [prescan._take(read) for _ in range(prescan.MAX_RUNS + 2)]
+    finally:
+        os.close(read)
+    assert taken == [*range(prescan.MAX_RUNS), None, None]
