@@ -1,9 +1,10 @@
-"""Wheel build hook: compile kitbuild/_speedups.c when a C compiler is at hand.
+"""Wheel build hook: compile kitbuild's C modules when a C compiler is at hand.
 
-The compiled module is optional (kitbuild.speedups has a pure-Python twin of every function in
-it), so a failed compile is a warning, never a failed install. A wheel that carries the module is
-tagged for this platform and Python; one without it stays pure Python. An editable install
-compiles it beside its source, where the source tree's package is imported from.
+Each compiled module is optional: kitbuild.speedups has a pure-Python twin of every function in
+_speedups.c, and kitbuild.mapped reads through hashlib without _sha256.c. So a failed compile is a
+warning, never a failed install. A wheel that carries a module is tagged for this platform and
+Python; one without any stays pure Python. An editable install compiles them beside their source,
+where the source tree's package is imported from.
 """
 
 from __future__ import annotations
@@ -18,13 +19,17 @@ from typing import Any
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 
-def compile_speedups(root: Path, into: Path) -> Path:
-    """Build the extension with setuptools' build_ext into ``into``; the built file's path."""
+# The compiled modules: kitbuild/<name>.c each.
+MODULES = ("_speedups", "_sha256")
+
+
+def compile_speedups(root: Path, into: Path, name: str = "_speedups") -> Path:
+    """Build the extension ``name`` with setuptools' build_ext into ``into``; the built file's path."""
     from setuptools import Distribution, Extension
     from setuptools.command.build_ext import build_ext
 
     flags = [] if sys.platform == "win32" else ["-O3"]
-    ext = Extension("kitbuild._speedups", ["kitbuild/_speedups.c"], extra_compile_args=flags)
+    ext = Extension(f"kitbuild.{name}", [f"kitbuild/{name}.c"], extra_compile_args=flags)
     cmd = build_ext(Distribution({"name": "kitbuild-speedups", "ext_modules": [ext]}))
     cmd.build_lib = str(into)
     cmd.build_temp = str(into / "temp")
@@ -35,7 +40,7 @@ def compile_speedups(root: Path, into: Path) -> Path:
         cmd.run()
     finally:
         os.chdir(here)
-    return Path(cmd.get_ext_fullpath("kitbuild._speedups"))
+    return Path(cmd.get_ext_fullpath(f"kitbuild.{name}"))
 
 
 class SpeedupsHook(BuildHookInterface):  # type: ignore[misc]
@@ -47,17 +52,18 @@ class SpeedupsHook(BuildHookInterface):  # type: ignore[misc]
             return
         root = Path(self.root)
         self._work = Path(tempfile.mkdtemp(prefix="kitbuild-speedups-"))
-        try:
-            built = compile_speedups(root, self._work)
-        except Exception as exc:  # no compiler, no headers: the pure-Python twins serve
-            self.app.display_warning(f"kitbuild: C speed-ups not compiled ({exc}); the pure-Python scans will be used, with the same results. For the faster ones, install a C compiler and Python's headers, then install kitbuild again.")
-            return
-        if version == "editable":
-            shutil.copyfile(built, root / "kitbuild" / built.name)
-            return
-        build_data["force_include"][str(built)] = f"kitbuild/{built.name}"
-        build_data["pure_python"] = False
-        build_data["infer_tag"] = True
+        for name in MODULES:
+            try:
+                built = compile_speedups(root, self._work / name, name)
+            except Exception as exc:  # no compiler, no headers: the pure-Python twins serve
+                self.app.display_warning(f"kitbuild: C module {name} not compiled ({exc}); kitbuild will work without it, with the same results, more slowly. For the faster one, install a C compiler and Python's headers, then install kitbuild again.")
+                continue
+            if version == "editable":
+                shutil.copyfile(built, root / "kitbuild" / built.name)
+                continue
+            build_data["force_include"][str(built)] = f"kitbuild/{built.name}"
+            build_data["pure_python"] = False
+            build_data["infer_tag"] = True
 
     def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:
         work = getattr(self, "_work", None)  # the temporary build folder, once the wheel holds its file

@@ -50,6 +50,7 @@ from kitbuild.memory import collector_paused, read_blocks
 from kitbuild.progress import SILENT, Progress
 from kitbuild.rewrite import format_of
 from kitbuild.schema import key_path
+from kitbuild import mapped
 from kitbuild.speedups import COMPILED, MAX_NEEDLES, Data, census, count_starts, email_ats, quiet, refill
 
 BLOCK_SIZE = 1 << 20
@@ -652,11 +653,15 @@ class _Tally:
     def __init__(self, path: str, plan: ScanPlan, scanner: _Scanner) -> None:
         self.scanner = scanner
         self.page = _PageCompare(plan.expect[path]) if path in plan.expect else None
-        self.digest = hashlib.sha256()
+        self.digest: mapped.Hasher | hashlib._Hash = hashlib.sha256()
         self.size = 0
 
     def block(self, block: bytes | memoryview) -> None:
         self.digest.update(block)
+        self.seen(block)
+
+    def seen(self, block: bytes | memoryview) -> None:
+        """What ``block`` adds besides the digest (which :func:`_scan_mapped` makes itself)."""
         self.size += len(block)
         if self.scanner.pairs is not None:
             self.scanner.pairs.block(block)
@@ -726,16 +731,21 @@ def _scan_fd(path: str, fd: int, size: int, plan: ScanPlan, tick: Callable[[int]
     if head:
         blocks = read_blocks(lambda buffer: os.readv(fd, [buffer]), plan.block_size)
         return scan_blocks(path, itertools.chain(head, blocks if tick is None else _ticking(blocks, tick)), plan)
-    return _scan_stream(path, fd, plan, tick)
+    return _scan_stream(path, fd, size, plan, tick)
 
 
-def _scan_stream(path: str, fd: int, plan: ScanPlan, tick: Callable[[int], None] | None) -> FileScan:
+def _scan_stream(path: str, fd: int, size: int, plan: ScanPlan, tick: Callable[[int], None] | None) -> FileScan:
     """:func:`scan_blocks` for a file read from its descriptor: each block is read into the
-    scan's window itself, which hashes and searches it there (see :func:`refill`)."""
+    scan's window itself, which hashes and searches it there (see :func:`refill`); or, where
+    the compiled hash runs, its first ``size`` bytes are mapped (:func:`_scan_mapped`) and only
+    what it grew by since is read."""
     scanner = _Scanner(path, plan)
     tally = _Tally(path, plan, scanner)
     held = scanner.held
     keep = 0
+    if mapped.ACCELERATED and size > 0:
+        keep = _scan_mapped(fd, size, plan, scanner, tally, tick)
+        os.lseek(fd, tally.size, os.SEEK_SET)
     while True:
         n = scanner.read(fd, plan.block_size, keep)
         if n:
@@ -747,6 +757,34 @@ def _scan_stream(path: str, fd: int, plan: ScanPlan, tick: Callable[[int], None]
         if n == 0:
             break
     return tally.close()
+
+
+def _scan_mapped(fd: int, size: int, plan: ScanPlan, scanner: _Scanner, tally: _Tally, tick: Callable[[int], None] | None) -> int:
+    """Feed ``scanner`` and ``tally`` the first ``size`` bytes of ``fd`` from memory maps, block by
+    block, each hashed and copied into the scan's window in one compiled pass (kitbuild.mapped);
+    what :meth:`_Scanner.advance` says the window can drop, as :func:`_scan_stream` goes on.
+
+    A file that cannot be mapped (a file system without maps) is read instead: if its first map
+    fails, nothing has been fed and this returns at once."""
+    digest = mapped.sha256()
+    held = scanner.held
+    keep = 0
+    step = plan.block_size
+    try:
+        for window in mapped.windows(fd, size):
+            tally.digest = digest
+            for lo in range(0, len(window), step):
+                hi = min(lo + step, len(window))
+                digest.update_into(window, lo, hi, held, keep)
+                with memoryview(held) as view, view[len(held) - (hi - lo) :] as block:
+                    tally.seen(block)
+                if tick is not None:
+                    tick(hi - lo)
+                keep = scanner.advance(held, False)
+    except (OSError, ValueError):
+        if tally.size:
+            raise
+    return keep
 
 
 def _ticking(blocks: Iterable[memoryview], tick: Callable[[int], None]) -> Iterator[memoryview]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import mmap
 import re
 from pathlib import Path
 
@@ -17,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from kitbuild import filescan
+from kitbuild import filescan, mapped
 from kitbuild.commands import verify as verify_module
 from kitbuild.commands.verify import verify
 from kitbuild.filescan import LEAK_SHAPES, ScanPlan, chunks, json_pairs, locate, scan_blocks, scan_bytes, scan_files
@@ -168,9 +169,23 @@ def test_a_quiet_file_skips_the_searches(monkeypatch: pytest.MonkeyPatch) -> Non
         filescan._scan_one("r.ndjson", b"w-1\n", PLAN)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.fixture(params=["read", "mapped"])
+def reading(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """How a file larger than a block is taken in: read block by block into the window, or (where
+    the compiled hash runs) hashed from memory maps two pages long, so that a map's edge falls
+    inside most files and between most blocks."""
+    if request.param == "read":
+        monkeypatch.setattr(mapped, "ACCELERATED", False)
+    elif not mapped.ACCELERATED:
+        pytest.skip("the compiled SHA-256 does not run here")
+    else:
+        monkeypatch.setattr(mapped, "WINDOW", 2 * mmap.ALLOCATIONGRANULARITY)
+    return str(request.param)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(st.lists(st.sampled_from(FRAGMENTS), max_size=120), st.sampled_from([7, 64, 100, 4096]), st.sampled_from(["r.ndjson", "r.json"]))
-def test_a_file_read_into_the_reused_buffer_gives_the_scan_of_the_whole(tmp_path_factory: pytest.TempPathFactory, parts: list[bytes], size: int, path: str) -> None:
+def test_a_file_read_into_the_reused_buffer_gives_the_scan_of_the_whole(tmp_path_factory: pytest.TempPathFactory, reading: str, parts: list[bytes], size: int, path: str) -> None:
     # scan_file reads a file larger than a block into one buffer that each read overwrites: a
     # block kept past its turn (a JSON document's parts, a window) would read the next block's bytes.
     data = b"".join(parts)
@@ -184,9 +199,9 @@ def test_a_file_read_into_the_reused_buffer_gives_the_scan_of_the_whole(tmp_path
     assert (read.pairs, read.pairs_unread) == (whole.pairs, whole.pairs_unread)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(st.lists(st.sampled_from(FRAGMENTS), min_size=200, max_size=400), st.sampled_from([1000, 4096, 9000]), st.sampled_from(["r.ndjson", "r.txt"]))
-def test_a_file_many_windows_long_read_in_place_gives_the_scan_of_the_whole(tmp_path_factory: pytest.TempPathFactory, parts: list[bytes], size: int, path: str) -> None:
+def test_a_file_many_windows_long_read_in_place_gives_the_scan_of_the_whole(tmp_path_factory: pytest.TempPathFactory, reading: str, parts: list[bytes], size: int, path: str) -> None:
     # Long enough (repeated past 40 KiB) that the window drops what it settled many times over:
     # every offset a finding keeps must still count from the file's start.
     data = b"".join(parts) * (40_000 // max(1, len(b"".join(parts))) + 1)
