@@ -34,12 +34,13 @@ import bisect
 import dataclasses
 import hashlib
 import itertools
+import mmap
 import os
 import re
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
+from typing import Any, BinaryIO, Callable, Generator, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import orjson
 
@@ -62,7 +63,7 @@ _MARGIN = 8192
 _LOOKBACK = 4096
 _DIFF_CONTEXT = 200
 
-_T = TypeVar("_T")  # what a scan of a whole small file gives (see _scan_path)
+_T = TypeVar("_T")  # what a scan of a whole small file gives (see _scan_run)
 
 LEAK_SHAPES: tuple[tuple[str, str, bytes], ...] = tuple(
     [("KB501", what, shape) for what, shape in GENERIC_SHAPES]
@@ -690,27 +691,46 @@ def scan_file(kit: KitFS, path: str, plan: ScanPlan, tick: Callable[[int], None]
 
     ``tick`` is called with each block's size as it is read (a progress bar's bytes).
     """
-    return _scan_path(kit, path, plan, tick, _scan_one)
+    return _scan_run(kit, [path], plan, tick, _scan_one)[0]
 
 
-def _scan_path(kit: KitFS, path: str, plan: ScanPlan, tick: Callable[[int], None] | None, whole: Callable[[str, bytes, ScanPlan], _T]) -> _T | FileScan:
-    """:func:`scan_file`, with ``whole`` taking a file read in one piece (see :func:`_sent_one`)."""
-    try:
-        opened = kit.open_fd(path)
-        if opened is None:
-            with kit.open(path) as stream:
-                return scan_blocks(path, _blocks(stream, plan.block_size, tick), plan)
-    except MemberError as exc:
-        return FileScan(path, error=exc)
-    except OSError as exc:
-        return _unreadable(path, exc)
-    fd, size = opened
-    try:
-        return _scan_fd(path, fd, size, plan, tick, whole)
-    except OSError as exc:
-        return _unreadable(path, exc)
-    finally:
-        os.close(fd)
+def _scan_run(kit: KitFS, paths: Sequence[str], plan: ScanPlan, tick: Callable[[int], None] | None, whole: Callable[[str, bytes, ScanPlan], _T]) -> list[_T | FileScan]:
+    """:func:`scan_file` for each of ``paths``, in order, with ``whole`` taking a file read in one
+    piece (see :func:`_sent_one`).
+
+    Where the compiled hash runs, large files are hashed from their maps two at a time, side by
+    side (see :class:`_Mapped`): each one found waits for the next, and the two go on together
+    until one ends, when the other waits in its turn. Two files are open at most.
+    """
+    out: list[_T | FileScan | None] = [None] * len(paths)
+    waiting: _Mapped | None = None
+    for i, path in enumerate(paths):
+        try:
+            opened = kit.open_fd(path)
+            if opened is None:
+                with kit.open(path) as stream:
+                    out[i] = scan_blocks(path, _blocks(stream, plan.block_size, tick), plan)
+                continue
+        except MemberError as exc:
+            out[i] = FileScan(path, error=exc)
+            continue
+        except OSError as exc:
+            out[i] = _unreadable(path, exc)
+            continue
+        fd, size = opened
+        if mapped.ACCELERATED and size >= plan.block_size:
+            lane = _Mapped(i, path, fd, size, plan, tick)
+            waiting = lane if waiting is None else _pair(waiting, lane, out)
+            continue
+        try:
+            out[i] = _scan_fd(path, fd, size, plan, tick, whole)
+        except OSError as exc:
+            out[i] = _unreadable(path, exc)
+        finally:
+            os.close(fd)
+    if waiting is not None:
+        _alone(waiting, out)
+    return out  # type: ignore[return-value]  # every slot filled
 
 
 def _unreadable(path: str, exc: OSError) -> FileScan:
@@ -731,23 +751,22 @@ def _scan_fd(path: str, fd: int, size: int, plan: ScanPlan, tick: Callable[[int]
     if head:
         blocks = read_blocks(lambda buffer: os.readv(fd, [buffer]), plan.block_size)
         return scan_blocks(path, itertools.chain(head, blocks if tick is None else _ticking(blocks, tick)), plan)
-    return _scan_stream(path, fd, size, plan, tick)
+    return _scan_stream(path, fd, plan, tick)
 
 
-def _scan_stream(path: str, fd: int, size: int, plan: ScanPlan, tick: Callable[[int], None] | None) -> FileScan:
+def _scan_stream(path: str, fd: int, plan: ScanPlan, tick: Callable[[int], None] | None) -> FileScan:
     """:func:`scan_blocks` for a file read from its descriptor: each block is read into the
-    scan's window itself, which hashes and searches it there (see :func:`refill`); or, where
-    the compiled hash runs, its first ``size`` bytes are mapped (:func:`_scan_mapped`) and only
-    what it grew by since is read."""
+    scan's window itself, which hashes and searches it there (see :func:`refill`)."""
     scanner = _Scanner(path, plan)
-    tally = _Tally(path, plan, scanner)
+    return _read_rest(scanner, _Tally(path, plan, scanner), fd, plan.block_size, 0, tick)
+
+
+def _read_rest(scanner: _Scanner, tally: _Tally, fd: int, step: int, keep: int, tick: Callable[[int], None] | None) -> FileScan:
+    """Feed ``scanner`` and ``tally`` what is left of ``fd`` from its offset on, a block at a time
+    (the window first drops the ``keep`` bytes it is done with); the file's scan."""
     held = scanner.held
-    keep = 0
-    if mapped.ACCELERATED and size > 0:
-        keep = _scan_mapped(fd, size, plan, scanner, tally, tick)
-        os.lseek(fd, tally.size, os.SEEK_SET)
     while True:
-        n = scanner.read(fd, plan.block_size, keep)
+        n = scanner.read(fd, step, keep)
         if n:
             with memoryview(held) as view, view[len(held) - n :] as block:
                 tally.block(block)
@@ -755,36 +774,106 @@ def _scan_stream(path: str, fd: int, size: int, plan: ScanPlan, tick: Callable[[
                 tick(n)
         keep = scanner.advance(held, n == 0)
         if n == 0:
-            break
-    return tally.close()
+            return tally.close()
 
 
-def _scan_mapped(fd: int, size: int, plan: ScanPlan, scanner: _Scanner, tally: _Tally, tick: Callable[[int], None] | None) -> int:
-    """Feed ``scanner`` and ``tally`` the first ``size`` bytes of ``fd`` from memory maps, block by
-    block, each hashed and copied into the scan's window in one compiled pass (kitbuild.mapped);
-    what :meth:`_Scanner.advance` says the window can drop, as :func:`_scan_stream` goes on.
+class _Mapped:
+    """A large file scanned from its memory maps (kitbuild.mapped), a block at a time: each block
+    hashed and copied into the scan's window in one compiled pass, alone or side by side with
+    another file's (:func:`_pair`), then searched there.
 
-    A file that cannot be mapped (a file system without maps) is read instead: if its first map
-    fails, nothing has been fed and this returns at once."""
-    digest = mapped.sha256()
-    held = scanner.held
-    keep = 0
-    step = plan.block_size
-    try:
-        for window in mapped.windows(fd, size):
-            tally.digest = digest
+    ``piece`` is the next block, as (map, start, stop), or None once the maps are done. Anything
+    that goes wrong with them (a file system without maps, a map that faults because the file
+    was cut short) spoils the lane: the file is then read again from its start, as a file that
+    is not mapped is.
+    """
+
+    def __init__(self, index: int, path: str, fd: int, size: int, plan: ScanPlan, tick: Callable[[int], None] | None) -> None:
+        self.index, self.path, self.fd, self.plan, self.tick = index, path, fd, plan, tick
+        self.scanner = _Scanner(path, plan)
+        self.held = self.scanner.held
+        self.tally = _Tally(path, plan, self.scanner)
+        self.digest = mapped.sha256()
+        self.tally.digest = self.digest
+        self.keep = 0
+        self.spoilt = False
+        self._pieces = self._blocks(size, plan.block_size)
+        self.piece: tuple[mmap.mmap, int, int] | None = None
+        self.next()
+
+    def _blocks(self, size: int, step: int) -> Generator[tuple[mmap.mmap, int, int], None, None]:
+        for window in mapped.windows(self.fd, size):
             for lo in range(0, len(window), step):
-                hi = min(lo + step, len(window))
-                digest.update_into(window, lo, hi, held, keep)
-                with memoryview(held) as view, view[len(held) - (hi - lo) :] as block:
-                    tally.seen(block)
-                if tick is not None:
-                    tick(hi - lo)
-                keep = scanner.advance(held, False)
-    except (OSError, ValueError):
-        if tally.size:
-            raise
-    return keep
+                yield window, lo, min(lo + step, len(window))
+
+    def next(self) -> None:
+        try:
+            self.piece = next(self._pieces, None)
+        except (OSError, ValueError):
+            self.spoil()
+
+    def spoil(self) -> None:
+        self.spoilt = True
+        self.piece = None
+
+    def took(self, n: int) -> None:
+        """The block just hashed into the window (its last ``n`` bytes) is searched; on to the next."""
+        held = self.held
+        with memoryview(held) as view, view[len(held) - n :] as block:
+            self.tally.seen(block)
+        if self.tick is not None:
+            self.tick(n)
+        self.keep = self.scanner.advance(held, False)
+        self.next()
+
+    def finish(self) -> FileScan:
+        """The scan: what the file grew by since its size was taken read to its end, or (a spoilt
+        lane) the whole file read again; its descriptor closed."""
+        self._pieces.close()  # unmaps the window still mapped
+        try:
+            if self.spoilt:
+                os.lseek(self.fd, 0, os.SEEK_SET)
+                return _scan_stream(self.path, self.fd, self.plan, None)  # (its bytes were ticked once)
+            os.lseek(self.fd, self.tally.size, os.SEEK_SET)
+            return _read_rest(self.scanner, self.tally, self.fd, self.plan.block_size, self.keep, self.tick)
+        except OSError as exc:
+            return _unreadable(self.path, exc)
+        finally:
+            os.close(self.fd)
+
+
+def _pair(a: _Mapped, b: _Mapped, out: list[Any]) -> _Mapped | None:
+    """Hash ``a`` and ``b`` side by side until one ends (into ``out``); the other, if any."""
+    while a.piece is not None and b.piece is not None:
+        (am, alo, ahi), (bm, blo, bhi) = a.piece, b.piece
+        try:
+            mapped.update_pair(a.digest, am, alo, ahi, a.held, a.keep, b.digest, bm, blo, bhi, b.held, b.keep)
+        except OSError:  # one of them faulted, and both hashes are spoilt
+            a.spoil()
+            b.spoil()
+            break
+        a.took(ahi - alo)
+        b.took(bhi - blo)
+    going = None
+    for lane in (a, b):
+        if lane.piece is None:
+            out[lane.index] = lane.finish()
+        else:
+            going = lane
+    return going
+
+
+def _alone(lane: _Mapped, out: list[Any]) -> None:
+    """Hash ``lane`` to its end by itself (into ``out``)."""
+    while lane.piece is not None:
+        m, lo, hi = lane.piece
+        try:
+            lane.digest.update_into(m, lo, hi, lane.held, lane.keep)
+        except OSError:
+            lane.spoil()
+            break
+        lane.took(hi - lo)
+    out[lane.index] = lane.finish()
 
 
 def _ticking(blocks: Iterable[memoryview], tick: Callable[[int], None]) -> Iterator[memoryview]:
@@ -885,6 +974,19 @@ def chunks(paths: Sequence[str], sizes: Sequence[int], jobs: int) -> list[list[s
     return out
 
 
+def in_pairs(runs: list[list[str]], large: set[str], jobs: int) -> list[list[str]]:
+    """``runs`` with each two neighbours that are one large file each made one run, so that a
+    worker hashes the two side by side (see :func:`_scan_run`); unchanged if that would leave
+    fewer runs than ``jobs`` (two files on two workers go faster apart than paired on one)."""
+    out: list[list[str]] = []
+    for run in runs:
+        if len(run) == 1 and run[0] in large and out and len(out[-1]) == 1 and out[-1][0] in large:
+            out[-1] = [out[-1][0], run[0]]
+        else:
+            out.append(run)
+    return out if len(out) >= jobs else runs
+
+
 _WORKER: tuple[KitFS, ScanPlan] | None = None
 # Most files print no digest, hold no placeholder and no leak: their empty containers are one
 # shared object each (read only after the scan), not five new ones per file in a kit of 100,000.
@@ -945,7 +1047,7 @@ def _scan_chunk(paths: list[str]) -> list[Sent]:
     assert _WORKER is not None
     kit, plan = _WORKER
     with collector_paused():
-        return [_sendable(_scan_path(kit, p, plan, None, _sent_one)) for p in paths]
+        return [_sendable(sent) for sent in _scan_run(kit, paths, plan, None, _sent_one)]
 
 
 def _read_small(kit: KitFS, path: str, limit: int) -> bytes | None:
@@ -1041,6 +1143,8 @@ def _scan_files(kit: KitFS, paths: Sequence[str], sizes: Sequence[int], plan: Sc
             kit.close()  # the folders scan_file kept open
         return out
     runs = chunks(paths, sizes, jobs)
+    if mapped.ACCELERATED:
+        runs = in_pairs(runs, set(itertools.compress(paths, map(plan.block_size.__le__, sizes))), jobs)
     with ProcessPoolExecutor(min(jobs, len(runs)), initializer=_init_worker, initargs=(kit, plan)) as pool:
         receiver = Receiver(plan)
         for run, result in zip(runs, pool.map(_scan_chunk, runs)):

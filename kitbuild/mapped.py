@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import mmap
 import os
-from typing import Iterator, Protocol
+from typing import TYPE_CHECKING, Iterator, Protocol
 
 from kitbuild.speedups import Data
+
+if TYPE_CHECKING:
+    from kitbuild._sha256 import Sha256
 
 # How much of a file is mapped at once: large enough that mapping costs little per byte, small
 # enough that the pages a worker holds mapped (they count as its resident memory) stay few.
@@ -25,15 +28,15 @@ WINDOW = 8 << 20
 
 
 class Hasher(Protocol):
-    def update(self, data: Data | memoryview, /) -> None: ...
+    """What a scan's digest is: hashlib's SHA-256 or the compiled one."""
 
-    def update_into(self, data: mmap.mmap, start: int, stop: int, window: bytearray, keep: int, /) -> None: ...
+    def update(self, data: Data | memoryview, /) -> None: ...
 
     def hexdigest(self) -> str: ...
 
 
 ACCELERATED = False
-_Sha256: type | None = None
+_Sha256: type[Sha256] | None = None
 
 if not os.environ.get("KITBUILD_PURE_PYTHON") and hasattr(mmap, "MAP_POPULATE"):
     try:
@@ -46,12 +49,11 @@ if not os.environ.get("KITBUILD_PURE_PYTHON") and hasattr(mmap, "MAP_POPULATE"):
             ACCELERATED = True
 
 
-def sha256() -> Hasher:
+def sha256() -> Sha256:
     """A new compiled SHA-256 (only where ``ACCELERATED``)."""
     if _Sha256 is None:
         raise RuntimeError("the compiled SHA-256 is not available here")
-    hasher: Hasher = _Sha256()
-    return hasher
+    return _Sha256()
 
 
 def windows(fd: int, size: int) -> Iterator[mmap.mmap]:
@@ -62,3 +64,10 @@ def windows(fd: int, size: int) -> Iterator[mmap.mmap]:
     for at in range(0, size, WINDOW):
         with mmap.mmap(fd, min(WINDOW, size - at), flags=flags, prot=mmap.PROT_READ, offset=at) as window:
             yield window
+
+
+def update_pair(a: Sha256, a_data: mmap.mmap, a_start: int, a_stop: int, a_window: bytearray, a_keep: int, b: Sha256, b_data: mmap.mmap, b_start: int, b_stop: int, b_window: bytearray, b_keep: int) -> None:
+    """``a.update_into(...)`` and ``b.update_into(...)`` in one compiled call, the two files'
+    blocks hashed side by side: 20 % faster than one after the other (see kitbuild/_sha256.c).
+    On an OSError (a map that faulted) both hashes are spoilt."""
+    _sha256.update_pair(a, a_data, a_start, a_stop, a_window, a_keep, b, b_data, b_start, b_stop, b_window, b_keep)

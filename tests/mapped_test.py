@@ -99,6 +99,37 @@ def test_update_into_refuses_bad_arguments_and_changes_nothing() -> None:
 
 
 @needs_sha
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 3000), st.integers(0, 3000), st.integers(0, 2**32), st.integers(0, 70), st.integers(0, 70))
+def test_update_pair_is_two_update_intos(n: int, m: int, seed: int, a_head: int, b_head: int) -> None:
+    # A head fed alone first leaves a partial block in the hash: the pair must then go one by one.
+    rng = random.Random(seed)
+    a_data, b_data = rng.randbytes(a_head + n), rng.randbytes(b_head + m)
+    pair = [mapped.sha256(), mapped.sha256()]
+    apart = [mapped.sha256(), mapped.sha256()]
+    windows = [bytearray(b"a-kept"), bytearray(b"b-kept"), bytearray(b"a-kept"), bytearray(b"b-kept")]
+    for h, data, head in ((pair[0], a_data, a_head), (pair[1], b_data, b_head), (apart[0], a_data, a_head), (apart[1], b_data, b_head)):
+        h.update(data[:head])
+    mapped.update_pair(pair[0], a_data, a_head, len(a_data), windows[0], 2, pair[1], b_data, b_head, len(b_data), windows[1], 0)
+    apart[0].update_into(a_data, a_head, len(a_data), windows[2], 2)
+    apart[1].update_into(b_data, b_head, len(b_data), windows[3], 0)
+    assert windows[0] == windows[2] and windows[1] == windows[3]
+    assert [h.hexdigest() for h in pair] == [h.hexdigest() for h in apart] == [hashlib.sha256(a_data).hexdigest(), hashlib.sha256(b_data).hexdigest()]
+
+
+@needs_sha
+def test_update_pair_refuses_one_window_or_hash_for_both_sides() -> None:
+    h, g, w = mapped.sha256(), mapped.sha256(), bytearray()
+    with pytest.raises(ValueError, match="their own"):
+        mapped.update_pair(h, b"x", 0, 1, w, 0, g, b"y", 0, 1, w, 0)
+    with pytest.raises(ValueError, match="their own"):
+        mapped.update_pair(h, b"x", 0, 1, w, 0, h, b"y", 0, 1, bytearray(), 0)
+    with pytest.raises(ValueError, match="out of range"):
+        mapped.update_pair(h, b"x", 0, 1, w, 0, g, b"y", 0, 2, bytearray(), 0)
+    assert w == b"" and h.hexdigest() == g.hexdigest() == hashlib.sha256(b"").hexdigest()
+
+
+@needs_sha
 def test_a_map_of_a_file_that_shrank_raises_and_the_process_goes_on(tmp_path: Path) -> None:
     page = mmap.PAGESIZE
     f = tmp_path / "shrinks"
@@ -112,6 +143,10 @@ def test_a_map_of_a_file_that_shrank_raises_and_the_process_goes_on(tmp_path: Pa
         assert window == b"kept"
         with pytest.raises(OSError, match="changed while it was read"):
             h.update(m)
+        other = bytearray(b"other")
+        with pytest.raises(OSError, match="changed while it was read"):
+            mapped.update_pair(mapped.sha256(), b"y" * 5 * page, 0, 5 * page, other, 1, mapped.sha256(), m, 0, 4 * page, window, 0)
+        assert (window, other) == (b"kept", b"ther")
     assert hashlib.sha256(b"still here").hexdigest()
 
 
@@ -156,11 +191,9 @@ def test_a_mapped_scan_is_the_scan_of_the_bytes(tmp_path: Path, monkeypatch: pyt
 def test_a_file_that_grew_after_its_size_was_taken_is_read_to_its_end(tmp_path: Path) -> None:
     folder, data = _big(tmp_path)
     fd = os.open(folder / "big.ndjson", os.O_RDONLY)
-    try:
-        scan = filescan._scan_stream("big.ndjson", fd, len(data) // 3, PLAN, None)  # as if it had grown since
-    finally:
-        os.close(fd)
-    assert _fields(scan) == _fields(scan_bytes("big.ndjson", data, PLAN))
+    out: list[object] = [None]
+    filescan._alone(filescan._Mapped(0, "big.ndjson", fd, len(data) // 3, PLAN, None), out)  # as if it had grown since
+    assert _fields(out[0]) == _fields(scan_bytes("big.ndjson", data, PLAN))
 
 
 @needs_sha
@@ -177,8 +210,8 @@ def test_a_file_that_cannot_be_mapped_is_read(tmp_path: Path, monkeypatch: pytes
 
 
 @needs_sha
-def test_a_map_that_fails_midway_makes_the_file_unreadable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    folder, _ = _big(tmp_path)
+def test_a_map_that_fails_midway_has_the_file_read_again_from_its_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder, data = _big(tmp_path)
     monkeypatch.setattr(mapped, "WINDOW", 2 * mmap.ALLOCATIONGRANULARITY)
     real = mapped.windows
 
@@ -190,7 +223,92 @@ def test_a_map_that_fails_midway_makes_the_file_unreadable(tmp_path: Path, monke
 
     monkeypatch.setattr(mapped, "windows", fails_later)
     scan = filescan.scan_file(FolderKit(folder), "big.ndjson", PLAN)
-    assert scan.error is not None and scan.error.kind == "unreadable" and "Input/output error" in scan.error.reason
+    assert _fields(scan) == _fields(scan_bytes("big.ndjson", data, PLAN))
+
+
+def _run(tmp_path: Path) -> tuple[Path, list[str], dict[str, bytes]]:
+    """Large files of different lengths with small ones between them, as a worker's run has them."""
+    lines = [LINE.replace(b"bob", b"u%05d" % i) for i in range(1200)]
+    files = {
+        "big.ndjson": b"".join(lines[:600]),
+        "a.txt": b"small /home/carol/x\n",
+        "big2.ndjson": b"".join(lines[100:1000]),
+        "big3.ndjson": b"".join(lines[:150]) + b"x" * 5000,
+        "b.txt": b"w-1\n",
+        "big4.ndjson": b"".join(lines[700:]),
+    }
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    return tmp_path, list(files), files
+
+
+def _plan_of(files: dict[str, bytes]) -> ScanPlan:
+    return dataclasses.replace(PLAN, records=frozenset(files))
+
+
+@needs_sha
+def test_large_files_hashed_in_pairs_give_each_its_own_scan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder, paths, files = _run(tmp_path)
+    plan = _plan_of(files)
+    monkeypatch.setattr(mapped, "WINDOW", 2 * mmap.ALLOCATIONGRANULARITY)
+    pairs: list[tuple[int, int]] = []
+    real = mapped.update_pair
+
+    def counting(*args: object) -> None:
+        pairs.append((args[3] - args[2], args[9] - args[8]))  # type: ignore[operator]
+        real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(mapped, "update_pair", counting)
+    scans = filescan._scan_run(FolderKit(folder), paths, plan, None, filescan._scan_one)
+    assert [s.path for s in scans] == paths
+    for scan in scans:
+        assert _fields(scan) == _fields(scan_bytes(scan.path, files[scan.path], plan))
+    assert len(pairs) > 10  # most blocks of the large files went two by two
+
+
+@needs_sha
+def test_a_pair_that_faults_has_both_files_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder, paths, files = _run(tmp_path)
+    plan = _plan_of(files)
+    calls = [0]
+    real = mapped.update_pair
+
+    def faults_once(*args: object) -> None:
+        calls[0] += 1
+        if calls[0] == 3:
+            raise OSError("the file changed while it was read (its memory map faulted)")
+        real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(mapped, "update_pair", faults_once)
+    scans = filescan._scan_run(FolderKit(folder), paths, plan, None, filescan._scan_one)
+    assert calls[0] > 3
+    for scan in scans:
+        assert _fields(scan) == _fields(scan_bytes(scan.path, files[scan.path], plan))
+
+
+@needs_sha
+def test_at_most_two_files_are_open_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder, paths, files = _run(tmp_path)
+    kit = FolderKit(folder)
+    real_open, real_close = kit.open_fd, os.close
+    fds: set[int] = set()
+    most = [0]
+
+    def opening(path: str) -> object:
+        opened = real_open(path)
+        if opened is not None:
+            fds.add(opened[0])
+            most[0] = max(most[0], len(fds))
+        return opened
+
+    def closing(fd: int) -> None:
+        fds.discard(fd)
+        real_close(fd)
+
+    monkeypatch.setattr(kit, "open_fd", opening)
+    monkeypatch.setattr(filescan.os, "close", closing)
+    filescan._scan_run(kit, paths, _plan_of(files), None, filescan._scan_one)
+    assert most[0] == 2 and not fds
 
 
 def test_without_the_compiled_hash_nothing_is_mapped(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -206,3 +324,15 @@ def test_pure_python_turns_the_maps_off() -> None:
     env = {**os.environ, "KITBUILD_PURE_PYTHON": "1"}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_runs_of_one_large_file_are_paired_with_their_neighbour() -> None:
+    large = {"L1", "L2", "L3", "L4", "L5"}
+    runs = [["L1"], ["L2"], ["L3"], ["s1", "s2"], ["L4"], ["s3"], ["L5"]]
+    assert filescan.in_pairs(runs, large, 2) == [["L1", "L2"], ["L3"], ["s1", "s2"], ["L4"], ["s3"], ["L5"]]
+    assert filescan.in_pairs([["L1"], ["L2"], ["L3"], ["L4"]], large, 2) == [["L1", "L2"], ["L3", "L4"]]
+    # Two files on two workers: apart, not paired on one.
+    assert filescan.in_pairs([["L1"], ["L2"]], large, 2) == [["L1"], ["L2"]]
+    assert filescan.in_pairs([["L1"], ["L2"]], large, 1) == [["L1", "L2"]]
+    assert filescan.in_pairs([["s1"], ["s2"]], large, 1) == [["s1"], ["s2"]]
+    assert runs == [["L1"], ["L2"], ["L3"], ["s1", "s2"], ["L4"], ["s3"], ["L5"]]  # not changed in place
