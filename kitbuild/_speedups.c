@@ -238,6 +238,216 @@ typedef struct {
     int count;
 } Needles;
 
+#ifdef KB_SSE2
+/* The needles' first two bytes as vector tests, grouped by first byte: group g's candidates
+ * are where firsts[g] stands and one of seconds[from[g]..from[g+1]) follows it, or where
+ * firsts[g] stands at all if one of its needles is that byte alone (``alone[g]`` all ones). */
+typedef struct {
+    __m128i firsts[MAX_NEEDLES], alone[MAX_NEEDLES], seconds[MAX_NEEDLES];
+    int from[MAX_NEEDLES + 1];
+    int groups;
+} Pairs;
+
+static void pairs_of(const Needles *w, Pairs *t) {
+    unsigned char first[MAX_NEEDLES], second[MAX_NEEDLES][MAX_NEEDLES];
+    int nsecond[MAX_NEEDLES] = {0}, alone[MAX_NEEDLES] = {0};
+    int groups = 0;
+    for (int k = 0; k < w->count; k++) {
+        int g = 0, j = 0;
+        while (g < groups && first[g] != w->bytes[k][0])
+            g++;
+        if (g == groups)
+            first[groups++] = w->bytes[k][0];
+        if (w->lens[k] == 1) {
+            alone[g] = 1;
+            continue;
+        }
+        while (j < nsecond[g] && second[g][j] != w->bytes[k][1])
+            j++;
+        if (j == nsecond[g])
+            second[g][nsecond[g]++] = w->bytes[k][1];
+    }
+    int at = 0;
+    for (int g = 0; g < groups; g++) {
+        t->firsts[g] = _mm_set1_epi8((char)first[g]);
+        t->alone[g] = _mm_set1_epi8(alone[g] ? -1 : 0);
+        t->from[g] = at;
+        for (int j = 0; j < nsecond[g]; j++)
+            t->seconds[at++] = _mm_set1_epi8((char)second[g][j]);
+    }
+    t->from[groups] = at;
+    t->groups = groups;
+}
+
+/* A bit per position of the 16 * ``blocks`` at p where some needle's first two bytes stand
+ * (reads one byte past them). Called with a constant ``blocks``, so that the compiler unrolls
+ * the per-block work: with four blocks a step, the loops over groups and second bytes cost once
+ * per 64 bytes (2.3 GB/s a block at a time, 5.8 four at a time, on the 12 shape anchors). */
+static inline unsigned long long pair_mask(const unsigned char *p, int blocks, const Pairs *t) {
+    __m128i a[4], b[4], hit[4];
+    for (int k = 0; k < blocks; k++) {
+        a[k] = _mm_loadu_si128((const __m128i *)(p + 16 * k));
+        b[k] = _mm_loadu_si128((const __m128i *)(p + 16 * k + 1));
+        hit[k] = _mm_setzero_si128();
+    }
+    for (int g = 0; g < t->groups; g++) {
+        __m128i any[4];
+        for (int k = 0; k < blocks; k++)
+            any[k] = t->alone[g];
+        for (int j = t->from[g]; j < t->from[g + 1]; j++)
+            for (int k = 0; k < blocks; k++)
+                any[k] = _mm_or_si128(any[k], _mm_cmpeq_epi8(b[k], t->seconds[j]));
+        for (int k = 0; k < blocks; k++)
+            hit[k] = _mm_or_si128(hit[k], _mm_and_si128(_mm_cmpeq_epi8(a[k], t->firsts[g]), any[k]));
+    }
+    unsigned long long mask = 0;
+    for (int k = 0; k < blocks; k++)
+        mask |= (unsigned long long)(unsigned)_mm_movemask_epi8(hit[k]) << (16 * k);
+    return mask;
+}
+
+/* Candidates for all needles at once, found a whole step of 64 bytes at a time: a candidate is
+ * a position where some needle may stand, every needle's position is one, and each is then
+ * confirmed, or not, needle by needle. Two scans find them:
+ *
+ * - on any x86-64 (SSE2), where a needle's first two bytes stand (pair_mask, above);
+ * - with AVX2, where its first three bytes stand, by nibble tables (the "Teddy" method of
+ *   Hyperscan and of Rust's aho-corasick): the needles go into 8 buckets, and for each of the
+ *   first three bytes two 16-entry tables give, by the byte's low and by its high nibble, the
+ *   buckets with a needle that holds such a nibble there. A byte shuffle looks up 32 bytes'
+ *   nibbles at once, so a step costs the same for 2 needles or 16: count_starts on a rewritten
+ *   record ran at 1.4 GB/s with a compare per needle and byte, 4.9 this way. A third byte
+ *   matters in text, where ``re`` of ``records`` also starts ``reads``: every false candidate
+ *   costs a branch and a compare. */
+typedef struct {
+    Pairs pairs;
+    unsigned char lo[3][16], hi[3][16]; /* [byte of the needle][nibble]: bucket bits */
+} Prefixes;
+
+/* The candidates in the 64 * ``steps`` bytes at p (read up to two bytes past them), as offsets
+ * from p in ascending order, into ``at``; how many. */
+typedef int (*CandidatesFn)(const unsigned char *p, Py_ssize_t steps, const Prefixes *t, unsigned short *at);
+
+static int candidates_sse2(const unsigned char *p, Py_ssize_t steps, const Prefixes *t, unsigned short *at) {
+    int n = 0;
+    for (Py_ssize_t s = 0; s < steps; s++)
+        for (unsigned long long mask = pair_mask(p + 64 * s, 4, &t->pairs); mask; mask &= mask - 1)
+            at[n++] = (unsigned short)(64 * s + __builtin_ctzll(mask));
+    return n;
+}
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <immintrin.h>
+#define KB_AVX2 1
+/* Compiled for AVX2 by itself alone, so that the module still loads, and runs the SSE2 scan,
+ * on a processor without it. */
+__attribute__((target("avx2"))) static int candidates_avx2(const unsigned char *p, Py_ssize_t steps, const Prefixes *t, unsigned short *at) {
+    __m256i lo[3], hi[3];
+    for (int j = 0; j < 3; j++) {
+        lo[j] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)t->lo[j]));
+        hi[j] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)t->hi[j]));
+    }
+    const __m256i nibble = _mm256_set1_epi8(0x0f), zero = _mm256_setzero_si256();
+    int n = 0;
+    for (Py_ssize_t s = 0; s < steps; s++) {
+        const unsigned char *q = p + 64 * s;
+        __m256i m0 = _mm256_set1_epi8(-1), m1 = m0;
+        for (int j = 0; j < 3; j++) {
+            __m256i v0 = _mm256_loadu_si256((const __m256i *)(q + j)), v1 = _mm256_loadu_si256((const __m256i *)(q + 32 + j));
+            m0 = _mm256_and_si256(m0, _mm256_and_si256(_mm256_shuffle_epi8(lo[j], _mm256_and_si256(v0, nibble)),
+                                                         _mm256_shuffle_epi8(hi[j], _mm256_and_si256(_mm256_srli_epi16(v0, 4), nibble))));
+            m1 = _mm256_and_si256(m1, _mm256_and_si256(_mm256_shuffle_epi8(lo[j], _mm256_and_si256(v1, nibble)),
+                                                         _mm256_shuffle_epi8(hi[j], _mm256_and_si256(_mm256_srli_epi16(v1, 4), nibble))));
+        }
+        unsigned long long none = (unsigned long long)(unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(m0, zero)) |
+                                  (unsigned long long)(unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(m1, zero)) << 32;
+        for (unsigned long long mask = ~none; mask; mask &= mask - 1)
+            at[n++] = (unsigned short)(64 * s + __builtin_ctzll(mask));
+    }
+    return n;
+}
+#endif
+
+static CandidatesFn candidates = candidates_sse2;
+
+/* The tables ``use`` reads (the scan is read once per search: kernel() may change it between). */
+static void prefixes_of(const Needles *w, Prefixes *t, CandidatesFn use) {
+#ifdef KB_AVX2
+    if (use == candidates_avx2) {
+        /* Needles in order of their bytes, so that those sharing a bucket (beyond 8 needles,
+         * two to a bucket) mostly share their first bytes and add few false candidates. */
+        int order[MAX_NEEDLES];
+        for (int k = 0; k < w->count; k++) {
+            int at = k;
+            while (at > 0) {
+                int o = order[at - 1];
+                Py_ssize_t common = w->lens[o] < w->lens[k] ? w->lens[o] : w->lens[k];
+                int c = memcmp(w->bytes[o], w->bytes[k], (size_t)common);
+                if (c < 0 || (c == 0 && w->lens[o] <= w->lens[k]))
+                    break;
+                order[at] = o;
+                at--;
+            }
+            order[at] = k;
+        }
+        memset(t->lo, 0, sizeof t->lo);
+        memset(t->hi, 0, sizeof t->hi);
+        int per = (w->count + 7) / 8;
+        for (int r = 0; r < w->count; r++) {
+            int k = order[r];
+            unsigned char bit = (unsigned char)(1u << (r / per));
+            for (int j = 0; j < 3; j++)
+                for (int x = 0; x < 16; x++) {
+                    /* Past a short needle's end, any byte will do. */
+                    if (j >= w->lens[k] || (w->bytes[k][j] & 15) == x)
+                        t->lo[j][x] |= bit;
+                    if (j >= w->lens[k] || (w->bytes[k][j] >> 4) == x)
+                        t->hi[j][x] |= bit;
+                }
+        }
+        return;
+    }
+#endif
+    (void)use;
+    pairs_of(w, &t->pairs);
+}
+
+/* Candidates are collected this many bytes at a time, then confirmed. */
+#define SPAN 2048
+
+/* The candidates among the positions [i, limit) of d, with every byte read below ``end``
+ * (limit <= end), handed to ``confirm`` in ascending order: a macro, so that the compiler
+ * inlines each caller's confirmation into the loop. Whole steps are read in place; the last
+ * positions, whose steps would read past ``end``, from a copy padded with zeros (a false
+ * candidate there is refused by the confirmation, which reads only d). */
+#define FOR_CANDIDATES(d, i, limit, end, use, t, confirm, stop_early)                            \
+    do {                                                                                         \
+        unsigned short at_[SPAN];                                                                \
+        unsigned char pad_[64 + 2 + 32];                                                         \
+        while ((i) < (limit)) {                                                                  \
+            Py_ssize_t room_ = ((limit) - (i) < (end) - (i) - 2 ? (limit) - (i) : (end) - (i) - 2); \
+            Py_ssize_t steps_ = room_ >= 64 ? (room_ / 64 < SPAN / 64 ? room_ / 64 : SPAN / 64) : 0; \
+            const unsigned char *p_ = (d) + (i);                                                 \
+            Py_ssize_t span_ = 64 * steps_, upto_ = span_;                                       \
+            if (steps_ == 0) {                                                                   \
+                Py_ssize_t have_ = (end) - (i) < 66 ? (end) - (i) : 66;                          \
+                memset(pad_, 0, sizeof pad_);                                                    \
+                memcpy(pad_, p_, (size_t)have_);                                                 \
+                p_ = pad_;                                                                       \
+                steps_ = 1;                                                                      \
+                span_ = 64;                                                                      \
+                upto_ = (limit) - (i) < 64 ? (limit) - (i) : 64;                                 \
+            }                                                                                    \
+            int found_ = (use)(p_, steps_, (t), at_);                                            \
+            for (int j_ = 0; j_ < found_ && at_[j_] < upto_; j_++)                               \
+                confirm((i) + at_[j_]);                                                          \
+            if (stop_early)                                                                      \
+                break;                                                                           \
+            (i) += span_;                                                                        \
+        }                                                                                        \
+    } while (0)
+#endif
+
 /* Needle k at d[i], if it stands there whole and does not overlap its last counted occurrence. */
 static inline void count_one(const unsigned char *d, Py_ssize_t n, Py_ssize_t i, Needles *w, int k) {
     Py_ssize_t len = w->lens[k];
@@ -272,37 +482,17 @@ static void scan_needles(const unsigned char *d, Py_ssize_t n, Py_ssize_t start,
             w->found[0] += d[i] == w->bytes[0][0];
         return;
     }
-    /* Each needle is looked for apart, by up to its first three bytes, so a candidate is a
-     * position where that needle's first three bytes stand: in text, where a needle's first two
-     * letters are common ("re" of "records"), a third rules out most. */
-    __m128i first[MAX_NEEDLES], second[MAX_NEEDLES], third[MAX_NEEDLES];
-    int len[MAX_NEEDLES];
-    for (int k = 0; k < w->count; k++) {
-        len[k] = w->lens[k] < 3 ? (int)w->lens[k] : 3;
-        first[k] = _mm_set1_epi8((char)w->bytes[k][0]);
-        second[k] = _mm_set1_epi8((char)(len[k] > 1 ? w->bytes[k][1] : 0));
-        third[k] = _mm_set1_epi8((char)(len[k] > 2 ? w->bytes[k][2] : 0));
-    }
-    for (; i + 16 <= stop && i + 18 <= n; i += 16) {
-        __m128i a = _mm_loadu_si128((const __m128i *)(d + i));
-        __m128i b = _mm_loadu_si128((const __m128i *)(d + i + 1));
-        __m128i c = _mm_loadu_si128((const __m128i *)(d + i + 2));
-        for (int k = 0; k < w->count; k++) {
-            __m128i m = _mm_cmpeq_epi8(a, first[k]);
-            if (len[k] > 1)
-                m = _mm_and_si128(m, _mm_cmpeq_epi8(b, second[k]));
-            if (len[k] > 2)
-                m = _mm_and_si128(m, _mm_cmpeq_epi8(c, third[k]));
-            int mask = _mm_movemask_epi8(m);
-            while (mask) {
-                count_one(d, n, i + __builtin_ctz(mask), w, k);
-                mask &= mask - 1;
-            }
-        }
-    }
-#endif
+    /* The candidates (see Prefixes), each counted for every needle that stands there whole. */
+    CandidatesFn use = candidates;
+    Prefixes t;
+    prefixes_of(w, &t, use);
+#define COUNT_AT(p) count_at(d, n, (p), w)
+    FOR_CANDIDATES(d, i, stop, n, use, &t, COUNT_AT, 0);
+#undef COUNT_AT
+#else
     for (; i < stop; i++)
         count_at(d, n, i, w);
+#endif
 }
 
 /* The arguments (data, needles, start, stop) that count_starts and find_starts share: the
@@ -394,98 +584,27 @@ static inline void confirm_at(const unsigned char *d, Py_ssize_t p, Py_ssize_t s
     }
 }
 
-#ifdef KB_SSE2
-/* The needles' first two bytes as vector tests, grouped by first byte: group g's candidates
- * are where firsts[g] stands and one of seconds[from[g]..from[g+1]) follows it, or where
- * firsts[g] stands at all if one of its needles is that byte alone (``alone[g]`` all ones). */
-typedef struct {
-    __m128i firsts[MAX_NEEDLES], alone[MAX_NEEDLES], seconds[MAX_NEEDLES];
-    int from[MAX_NEEDLES + 1];
-    int groups;
-} Pairs;
-
-static void pairs_of(const Needles *w, Pairs *t) {
-    unsigned char first[MAX_NEEDLES], second[MAX_NEEDLES][MAX_NEEDLES];
-    int nsecond[MAX_NEEDLES] = {0}, alone[MAX_NEEDLES] = {0};
-    int groups = 0;
-    for (int k = 0; k < w->count; k++) {
-        int g = 0, j = 0;
-        while (g < groups && first[g] != w->bytes[k][0])
-            g++;
-        if (g == groups)
-            first[groups++] = w->bytes[k][0];
-        if (w->lens[k] == 1) {
-            alone[g] = 1;
-            continue;
-        }
-        while (j < nsecond[g] && second[g][j] != w->bytes[k][1])
-            j++;
-        if (j == nsecond[g])
-            second[g][nsecond[g]++] = w->bytes[k][1];
-    }
-    int at = 0;
-    for (int g = 0; g < groups; g++) {
-        t->firsts[g] = _mm_set1_epi8((char)first[g]);
-        t->alone[g] = _mm_set1_epi8(alone[g] ? -1 : 0);
-        t->from[g] = at;
-        for (int j = 0; j < nsecond[g]; j++)
-            t->seconds[at++] = _mm_set1_epi8((char)second[g][j]);
-    }
-    t->from[groups] = at;
-    t->groups = groups;
-}
-
-/* A bit per position of the 16 * ``blocks`` at p where some needle's first two bytes stand
- * (reads one byte past them). Called with a constant ``blocks``, so that the compiler unrolls
- * the per-block work: with four blocks a step, the loops over groups and second bytes cost once
- * per 64 bytes (2.3 GB/s a block at a time, 5.8 four at a time, on the 12 shape anchors). */
-static inline unsigned long long pair_mask(const unsigned char *p, int blocks, const Pairs *t) {
-    __m128i a[4], b[4], hit[4];
-    for (int k = 0; k < blocks; k++) {
-        a[k] = _mm_loadu_si128((const __m128i *)(p + 16 * k));
-        b[k] = _mm_loadu_si128((const __m128i *)(p + 16 * k + 1));
-        hit[k] = _mm_setzero_si128();
-    }
-    for (int g = 0; g < t->groups; g++) {
-        __m128i any[4];
-        for (int k = 0; k < blocks; k++)
-            any[k] = t->alone[g];
-        for (int j = t->from[g]; j < t->from[g + 1]; j++)
-            for (int k = 0; k < blocks; k++)
-                any[k] = _mm_or_si128(any[k], _mm_cmpeq_epi8(b[k], t->seconds[j]));
-        for (int k = 0; k < blocks; k++)
-            hit[k] = _mm_or_si128(hit[k], _mm_and_si128(_mm_cmpeq_epi8(a[k], t->firsts[g]), any[k]));
-    }
-    unsigned long long mask = 0;
-    for (int k = 0; k < blocks; k++)
-        mask |= (unsigned long long)(unsigned)_mm_movemask_epi8(hit[k]) << (16 * k);
-    return mask;
-}
-#endif
 
 /* With ``first`` set, the search stops once it has found something (a test for any at all). */
 static void find_needles(const unsigned char *d, Py_ssize_t start, Py_ssize_t stop, const Needles *w, Offsets *out, int first) {
     Py_ssize_t i = start;
 #ifdef KB_SSE2
-    Pairs t;
-    pairs_of(w, &t);
-    /* Every load stays inside data[start:stop): the last 16 positions go to the tail below. */
-    for (; i + 65 <= stop; i += 64) {
-        for (unsigned long long mask = pair_mask(d + i, 4, &t); mask; mask &= mask - 1)
-            confirm_at(d, i + __builtin_ctzll(mask), stop, w, out);
-        if (first && out->len)
-            return;
-    }
-    for (; i + 17 <= stop; i += 16)
-        for (unsigned long long mask = pair_mask(d + i, 1, &t); mask; mask &= mask - 1)
-            confirm_at(d, i + __builtin_ctzll(mask), stop, w, out);
-#endif
+    CandidatesFn use = candidates;
+    Prefixes t;
+    prefixes_of(w, &t, use);
+    /* Every load stays inside data[start:stop). */
+#define CONFIRM_AT(p) confirm_at(d, (p), stop, w, out)
+    FOR_CANDIDATES(d, i, stop, stop, use, &t, CONFIRM_AT, first && out->len);
+#undef CONFIRM_AT
+#else
     unsigned char lead[256] = {0};
     for (int k = 0; k < w->count; k++)
         lead[w->bytes[k][0]] = 1;
     for (; i < stop; i++)
         if (lead[d[i]])
             confirm_at(d, i, stop, w, out);
+    (void)first;
+#endif
 }
 
 static PyObject *find_starts(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -998,6 +1117,42 @@ static PyObject *refill(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return PyLong_FromSsize_t(got);
 }
 
+/* The candidate scan in use (see Prefixes): "avx2", "sse2" or, without vector compares,
+ * "bytes"; given one of those names, that scan is used from then on, if this processor runs it.
+ * Tests use it to check each scan against the twins on a machine that would pick only one. */
+static PyObject *kernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs > 1 || (nargs == 1 && !PyUnicode_Check(args[0]))) {
+        PyErr_SetString(PyExc_TypeError, "kernel([name])");
+        return NULL;
+    }
+#ifdef KB_SSE2
+    if (nargs == 1) {
+        if (PyUnicode_CompareWithASCIIString(args[0], "sse2") == 0)
+            candidates = candidates_sse2;
+#ifdef KB_AVX2
+        else if (PyUnicode_CompareWithASCIIString(args[0], "avx2") == 0 && __builtin_cpu_supports("avx2"))
+            candidates = candidates_avx2;
+#endif
+        else {
+            PyErr_Format(PyExc_ValueError, "kernel %R is not known or not run by this processor", args[0]);
+            return NULL;
+        }
+    }
+#ifdef KB_AVX2
+    if (candidates == candidates_avx2)
+        return PyUnicode_FromString("avx2");
+#endif
+    return PyUnicode_FromString("sse2");
+#else
+    if (nargs == 1 && PyUnicode_CompareWithASCIIString(args[0], "bytes") != 0) {
+        PyErr_Format(PyExc_ValueError, "kernel %R is not known or not run by this processor", args[0]);
+        return NULL;
+    }
+    return PyUnicode_FromString("bytes");
+#endif
+}
+
 static PyMethodDef methods[] = {
     {"hex_runs", hex_runs, METH_O, "(start, end) of every run of at least 64 hex digits, in order."},
     {"count_starts", (PyCFunction)(void (*)(void))count_starts, METH_FASTCALL,
@@ -1015,6 +1170,8 @@ static PyMethodDef methods[] = {
     {"contains", (PyCFunction)(void (*)(void))contains, METH_FASTCALL, "Whether needle occurs in data."},
     {"quiet", (PyCFunction)(void (*)(void))quiet, METH_FASTCALL,
      "Whether data holds no digest-long hex run, no e-mail '@' and none of the needles in groups."},
+    {"kernel", (PyCFunction)(void (*)(void))kernel, METH_FASTCALL,
+     "The vector scan that finds needles' candidates; with a name, use that one instead."},
     {"refill", (PyCFunction)(void (*)(void))refill, METH_FASTCALL,
      "Move buf[keep:] to the front of buf, read up to size bytes from fd after it; how many."},
     {NULL, NULL, 0, NULL},
@@ -1024,5 +1181,10 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "kitbuild._speedups",
 
 PyMODINIT_FUNC PyInit__speedups(void) {
     init_tables();
+#ifdef KB_AVX2
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2"))
+        candidates = candidates_avx2;
+#endif
     return PyModule_Create(&module);
 }

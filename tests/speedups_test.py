@@ -9,6 +9,7 @@ A kit built with the C scans and one built with the twins must be the same bytes
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 import os
 import random
 import shutil
@@ -47,6 +48,36 @@ except ImportError:  # installed without a C compiler: only the twins run, nothi
     _speedups = None
 
 needs_c = pytest.mark.skipif(_speedups is None, reason="kitbuild._speedups is not compiled in this install")
+
+
+def _kernels():
+    """The candidate scans this processor runs (``_speedups.kernel``), each to be checked."""
+    if _speedups is None:
+        return []
+    chosen = _speedups.kernel()
+    runs = []
+    for name in ("sse2", "avx2", "bytes"):
+        try:
+            _speedups.kernel(name)
+        except ValueError:
+            continue
+        runs.append(name)
+    _speedups.kernel(chosen)
+    return runs
+
+
+KERNELS = _kernels()
+
+
+@contextmanager
+def kernel(name):
+    """Needles searched by the candidate scan ``name`` while the block runs."""
+    before = _speedups.kernel()
+    _speedups.kernel(name)
+    try:
+        yield
+    finally:
+        _speedups.kernel(before)
 
 
 def chunks(piece, max_size=10):
@@ -171,7 +202,9 @@ letter_data = chunks(st.sampled_from([b"a", b"b", b"\xff", b"aaaa", b"abab"]))
 def test_count_starts_agree(bounded, needles):
     """C count_starts gives py_count_starts' counts for any needles, data and bounds."""
     data, start, stop = bounded
-    assert _speedups.count_starts(data, needles, start, stop) == py_count_starts(data, needles, start, stop)
+    for name in KERNELS:
+        with kernel(name):
+            assert _speedups.count_starts(data, needles, start, stop) == py_count_starts(data, needles, start, stop), name
 
 
 @pytest.mark.parametrize("impl", [
@@ -242,8 +275,10 @@ def test_find_starts_agrees(case):
     """C find_starts gives py_find_starts' occurrences for any needles, data and bounds."""
     (data, start, stop), needles = case
     want = py_find_starts(data, needles, start, stop)
-    assert _speedups.find_starts(data, needles, start, stop) == want
-    assert _speedups.find_starts(bytearray(data), needles, start, stop) == want
+    for name in KERNELS:
+        with kernel(name):
+            assert _speedups.find_starts(data, needles, start, stop) == want, name
+            assert _speedups.find_starts(bytearray(data), needles, start, stop) == want, name
 
 
 @needs_c
@@ -258,9 +293,11 @@ def test_find_starts_on_a_long_buffer():
     for at, k in placed:
         data[at:at + len(GATE_ANCHORS[k])] = GATE_ANCHORS[k]
     data = bytes(data)
-    assert _speedups.find_starts(data, GATE_ANCHORS, 0, len(data)) == py_find_starts(data, GATE_ANCHORS, 0, len(data))
-    found = {(at, k) for at, k in _speedups.find_starts(data, GATE_ANCHORS, 0, len(data))}
-    assert {(at, k) for at, k in placed if data[at:at + len(GATE_ANCHORS[k])] == GATE_ANCHORS[k]} <= found
+    for name in KERNELS:
+        with kernel(name):
+            assert _speedups.find_starts(data, GATE_ANCHORS, 0, len(data)) == py_find_starts(data, GATE_ANCHORS, 0, len(data))
+            found = {(at, k) for at, k in _speedups.find_starts(data, GATE_ANCHORS, 0, len(data))}
+            assert {(at, k) for at, k in placed if data[at:at + len(GATE_ANCHORS[k])] == GATE_ANCHORS[k]} <= found
 
 
 both_find = pytest.mark.parametrize("impl", [
@@ -489,8 +526,10 @@ def test_quiet_explicit_cases(impl, data, groups, calm):
 @example(b"x" * 33 + b"[withheld]", QUIET_NEEDLES)    # a needle of the second group
 def test_quiet_agrees(data, groups):
     """C quiet is py_quiet, for bytes and for a bytearray window."""
-    assert _speedups.quiet(data, groups) == py_quiet(data, groups)
-    assert _speedups.quiet(bytearray(data), groups) == py_quiet(data, groups)
+    for name in KERNELS:
+        with kernel(name):
+            assert _speedups.quiet(data, groups) == py_quiet(data, groups), name
+            assert _speedups.quiet(bytearray(data), groups) == py_quiet(data, groups), name
 
 
 @pytest.mark.parametrize("impl", [py_quiet, pytest.param(getattr(_speedups, "quiet", None), marks=needs_c, id="c")])
@@ -527,6 +566,31 @@ def test_any_buffer_is_read_alike(wrap):
 def test_a_machine_with_a_compiler_runs_the_compiled_scans():
     """With a C compiler at hand the install compiled the scans (a build hook that silently stops fails here)."""
     assert speedups.COMPILED, "a C compiler is on PATH but kitbuild._speedups did not import: did the build hook compile it?"
+
+
+@needs_c
+def test_the_widest_candidate_scan_the_processor_runs_is_the_one_used():
+    """On a processor with AVX2 the needles' candidates are found 32 bytes at a time, without it
+    by SSE2; asking for a scan the processor lacks, or one not known, changes nothing."""
+    flags = Path("/proc/cpuinfo").read_text().split() if Path("/proc/cpuinfo").exists() else None
+    if flags is not None and "sse2" in flags:
+        assert _speedups.kernel() == ("avx2" if "avx2" in flags else "sse2")
+    before = _speedups.kernel()
+    with pytest.raises(ValueError):
+        _speedups.kernel("neon")
+    assert _speedups.kernel() == before
+
+
+@needs_c
+@pytest.mark.parametrize("name", KERNELS)
+def test_nine_to_sixteen_needles_share_buckets_and_are_all_found(name):
+    """Past eight needles the AVX2 scan puts two in a bucket, whose mixed nibbles let false
+    candidates through: every needle is still found where it stands, and nothing else."""
+    needles = tuple(b"n%02d-x" % i for i in range(MAX_NEEDLES))
+    data = b"".join(b"..%s..n%02d-y.." % (needles[i], (i + 1) % 16) for i in range(MAX_NEEDLES)) * 5
+    with kernel(name):
+        assert _speedups.find_starts(data, needles, 0, len(data)) == brute_starts(data, needles, 0, len(data))
+        assert _speedups.count_starts(data, needles, 0, len(data)) == [5] * MAX_NEEDLES
 
 
 def env(pure: bool) -> dict[str, str]:
