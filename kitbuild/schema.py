@@ -7,12 +7,18 @@ failure is reported like check-jsonschema does: ``file:line:col: key.path: what 
 from __future__ import annotations
 
 import functools
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
-import jsonschema
 import orjson
 
 from kitbuild.resources import schema_path
+
+if TYPE_CHECKING:
+    import jsonschema
+
+# jsonschema is imported where a document is validated, not with this module: key_path is needed
+# by every command, and jsonschema's import (40 ms) would delay verify's workers, which start
+# before anything is validated (kitbuild.commands.verify).
 
 
 @functools.lru_cache(maxsize=None)
@@ -93,6 +99,8 @@ def _describe(error: jsonschema.ValidationError) -> str:
 
 def schema_errors(instance: Any, schema: dict[str, Any]) -> Iterator[tuple[list[str | int], str]]:
     """Every schema violation as (key path, description), most relevant first."""
+    import jsonschema
+
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(instance), key=jsonschema.exceptions.relevance)
     for error in errors:
@@ -102,6 +110,8 @@ def schema_errors(instance: Any, schema: dict[str, Any]) -> Iterator[tuple[list[
 
 def first_schema_error(instance: Any, schema: dict[str, Any]) -> tuple[list[str | int], str] | None:
     """The best-matching violation (as check-jsonschema reports it), or None."""
+    import jsonschema
+
     validator = jsonschema.Draft202012Validator(schema)
     best = jsonschema.exceptions.best_match(validator.iter_errors(instance))
     if best is None:

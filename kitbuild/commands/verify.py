@@ -16,6 +16,8 @@ something in it before the plan was whole.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import itertools
 import operator
 import os
@@ -26,13 +28,11 @@ from typing import Any, Mapping, NamedTuple, Sequence
 import orjson
 
 from kitbuild import index as kit_index
-from kitbuild.filescan import FileScan, ScanPlan, default_jobs, locate_in, scan_bytes, scan_files
-from kitbuild.figures.verify import check_figures
+from kitbuild.filescan import FileScan, ScanPlan, StartedScan, default_jobs, locate_in, scan_bytes, scan_files
 from kitbuild.findings import Finding
 from kitbuild.jsonfile import dump_json
 from kitbuild.kitfs import DIR, FILE, OTHER, SYMLINK, ArchiveLimits, KitFS, Member, MemberError, NotAKitError, open_kit, refusal
 from kitbuild.memory import collector_paused, keep_until_exit
-from kitbuild.pages import TemplateError, page_context, render_pages
 from kitbuild.prescan import Prescan
 from kitbuild.progress import SILENT, Progress
 from kitbuild.schema import key_path, load_schema, schema_errors
@@ -83,20 +83,29 @@ def _read_json(kit: KitFS, path: str, required: bool) -> _Json:
         return _Json(path, None)
 
 
-def _check_json(doc: _Json, findings: list[Finding], codes: tuple[str, str, str], schema: str) -> _Json:
-    """Parse, validate and check the layout of index.json or provenance.json, as read."""
-    bad_json, bad_schema, bad_layout = codes
+def _parse_json(doc: _Json, findings: list[Finding], bad_json: str, schema: str) -> _Json:
+    """Parse index.json or provenance.json, as read (checked against its schema and layout by
+    :func:`_validate_json`, later: the pass over the files does not wait for that)."""
     data = doc.data
     if data is None:
         return doc
-    path = doc.path
     try:
         doc.document = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        findings.append(Finding(bad_json, path, f"is not valid UTF-8 JSON: {exc.msg} (column {exc.colno})", line=exc.lineno))
+        findings.append(Finding(bad_json, doc.path, f"is not valid UTF-8 JSON: {exc.msg} (column {exc.colno})", line=exc.lineno))
         return doc
     doc.parsed = True
     doc.plain_files = schema == "index" and _all_plain_entries(doc.document)
+    return doc
+
+
+def _validate_json(doc: _Json, findings: list[Finding], codes: tuple[str, str], schema: str) -> None:
+    """Check a parsed index.json or provenance.json against its schema and kitbuild's layout."""
+    if not doc.parsed:
+        return
+    bad_schema, bad_layout = codes
+    data, path = doc.data, doc.path
+    assert data is not None
     errors = _schema_errors(doc.document, schema, doc.plain_files)
     for where, what in errors:
         findings.append(Finding(bad_schema, path, f"{key_path(where)}: {what}"))
@@ -107,7 +116,6 @@ def _check_json(doc: _Json, findings: list[Finding], codes: tuple[str, str, str]
         if line is None:
             line = min(canonical.count(b"\n"), data.count(b"\n")) + 1
         findings.append(Finding(bad_layout, path, "is not laid out as kitbuild writes it (two-space indent, keys in the order written, a final newline), so it was edited after the build", line=line))
-    return doc
 
 
 def _pair_order(item: tuple[tuple[str, str, str], list[Any]]) -> tuple[int, tuple[str, str, str]]:
@@ -352,7 +360,7 @@ def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> Verify
     # index.json first, so that a folder without one fails before any worker starts.
     index = _read_json(fs, kit_index.INDEX, True)
     provenance_findings: list[Finding] = []
-    provenance = _check_json(_read_json(fs, kit_index.PROVENANCE, False), provenance_findings, ("KB005", "KB006", "KB007"), "provenance")
+    provenance = _parse_json(_read_json(fs, kit_index.PROVENANCE, False), provenance_findings, "KB005", "provenance")
     parts = _provenance_parts(provenance)
     word_rules = [(r, _word_forms(r)) for r in parts["rules"]]
     words = tuple(forms for _, forms in word_rules if forms is not None)
@@ -361,41 +369,23 @@ def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> Verify
     workers = jobs or default_jobs()
     # The files below the root: those at the root are the pages and the files read whole.
     small = [p for p, m in members.items() if m.kind == FILE and "/" in p]
-    if not Prescan.wanted(len(small), workers, fs.sequential):
-        return _check(fs, kit, workers, progress, start, None)
-    # Placeholders and words: what the quiet test looks for, all from provenance.json.
-    prescan = Prescan(fs, small, ScanPlan(records=frozenset(), paths=frozenset(), placeholders=parts["placeholders"], words=words), workers)
-    try:
-        return _check(fs, kit, workers, progress, start, prescan)
-    finally:
-        prescan.cancel()
+    with contextlib.ExitStack() as cleanup:  # stops whatever workers _check started, however it ends
+        prescan = None
+        if Prescan.wanted(len(small), workers, fs.sequential):
+            # Placeholders and words: what the quiet test looks for, all from provenance.json.
+            prescan = Prescan(fs, small, ScanPlan(records=frozenset(), paths=frozenset(), placeholders=parts["placeholders"], words=words), workers)
+            cleanup.callback(prescan.cancel)
+        return _check(fs, kit, workers, progress, start, prescan, cleanup)
 
 
-def _check(fs: KitFS, kit: str, jobs: int, progress: Progress, start: _Start, prescan: Prescan | None) -> VerifyReport:
+def _check(fs: KitFS, kit: str, jobs: int, progress: Progress, start: _Start, prescan: Prescan | None, cleanup: contextlib.ExitStack) -> VerifyReport:
     """Every check, from what :func:`_verify` read first; ``prescan``, if running, is joined for
-    the pass over the files."""
+    the pass over the files. Workers started here are stopped by ``cleanup`` if a check fails."""
     index, provenance, provenance_findings, parts, word_rules, words, members = start
     checks = new_checks()
     findings: list[Finding] = []
 
-    # -- schema ---------------------------------------------------------------------------
-    _check_json(index, findings, ("KB001", "KB002", "KB003"), "index")
-    findings.extend(provenance_findings)
-    if provenance.data is None:
-        findings.append(Finding("KB004", kit_index.PROVENANCE, "is missing; without it no rule's firings can be checked"))
-    entries = _entries(index)
-    checks["schema"].figures.append(
-        f"index.json: {'matches its schema' if index.valid else 'does not match its schema'}, {_plural(len(entries), 'entry', 'entries')}; "
-        + (f"provenance.json: {'matches its schema' if provenance.valid else 'does not match its schema'}, {_plural(len(parts['rules']), 'rule')}" if provenance.data is not None else "provenance.json: missing")
-    )
-    if index.valid and provenance.data is not None:
-        recorded = index.document["provenance"]
-        actual = kit_index.Entry.from_bytes(kit_index.PROVENANCE, provenance.data)
-        if (recorded["size"], recorded["sha256"]) != (actual.size, actual.sha256):
-            a, b = _short(recorded["sha256"], actual.sha256)
-            findings.append(Finding("KB008", kit_index.PROVENANCE, f"index.json records {recorded['size']:,} bytes with sha256 {a}; the file here has {actual.size:,} bytes, {b}", expected=recorded["sha256"], found=actual.sha256))
-    if index.valid and provenance.valid and index.document["kit"] != provenance.document["kit"]:
-        findings.append(Finding("KB307", kit_index.INDEX, f"names the kit {index.document['kit']!r}; provenance.json names it {provenance.document['kit']!r}", expected=provenance.document["kit"], found=index.document["kit"]))
+    _parse_json(index, findings, "KB001", "index")
 
     # -- what is in the kit, and what index.json lists -------------------------------------
     findings.extend(fs.findings())
@@ -408,6 +398,7 @@ def _check(fs: KitFS, kit: str, jobs: int, progress: Progress, start: _Start, pr
         if m.kind == OTHER:
             findings.append(Finding("KB107", p, "is a device, FIFO, socket or unreadable folder; a kit holds regular files only"))
 
+    entries = _entries(index)
     listed, in_order = _listed(entries, links, findings)
 
     folders = set(parts["folders"])
@@ -418,6 +409,46 @@ def _check(fs: KitFS, kit: str, jobs: int, progress: Progress, start: _Start, pr
     outside = sorted(p for p in itertools.filterfalse(in_folder, records) if p.partition("/")[0] not in folders) if folders else []
     for p in outside:
         findings.append(Finding("KB306", kit_index.INDEX, f"lists {p}, which is in no source folder of provenance.json and not a file the build writes"))
+
+    # -- a head start for the files below the root -----------------------------------------
+    # Their plan is the whole plan but for the pages, which lie at the root: they can be read
+    # while this process checks the schemas and renders the pages, which takes a fifth of the
+    # run on a kit of large records (kitbuild.filescan.StartedScan). The modules those checks
+    # need are imported only then: the workers start as copies of this process, and a copy
+    # made sooner is made faster.
+    plan = ScanPlan(
+        records=frozenset(records),
+        paths=frozenset(itertools.chain(listed, on_disk)),
+        placeholders=parts["placeholders"],
+        words=words,
+        allow=parts["allow"],
+    )
+    early: StartedScan | None = None
+    if prescan is None:
+        below = [p for p, m in members.items() if m.kind == FILE and "/" in p and not p.startswith(kit_index.TEMPLATES_DIR + "/")]
+        early = StartedScan(fs, below, [_size_hint(members[p], listed.get(p), None) for p in below], plan, jobs)
+        cleanup.callback(early.cancel)
+    from kitbuild.figures.verify import check_figures
+    from kitbuild.pages import TemplateError, page_context, render_pages
+
+    # -- schema ---------------------------------------------------------------------------
+    _validate_json(index, findings, ("KB002", "KB003"), "index")
+    _validate_json(provenance, findings, ("KB006", "KB007"), "provenance")
+    findings.extend(provenance_findings)
+    if provenance.data is None:
+        findings.append(Finding("KB004", kit_index.PROVENANCE, "is missing; without it no rule's firings can be checked"))
+    checks["schema"].figures.append(
+        f"index.json: {'matches its schema' if index.valid else 'does not match its schema'}, {_plural(len(entries), 'entry', 'entries')}; "
+        + (f"provenance.json: {'matches its schema' if provenance.valid else 'does not match its schema'}, {_plural(len(parts['rules']), 'rule')}" if provenance.data is not None else "provenance.json: missing")
+    )
+    if index.valid and provenance.data is not None:
+        recorded = index.document["provenance"]
+        actual = kit_index.Entry.from_bytes(kit_index.PROVENANCE, provenance.data)
+        if (recorded["size"], recorded["sha256"]) != (actual.size, actual.sha256):
+            a, b = _short(recorded["sha256"], actual.sha256)
+            findings.append(Finding("KB008", kit_index.PROVENANCE, f"index.json records {recorded['size']:,} bytes with sha256 {a}; the file here has {actual.size:,} bytes, {b}", expected=recorded["sha256"], found=actual.sha256))
+    if index.valid and provenance.valid and index.document["kit"] != provenance.document["kit"]:
+        findings.append(Finding("KB307", kit_index.INDEX, f"names the kit {index.document['kit']!r}; provenance.json names it {provenance.document['kit']!r}", expected=provenance.document["kit"], found=index.document["kit"]))
 
     # -- the plan, and the pages it compares against --------------------------------------
     expect: dict[str, bytes] = {}
@@ -460,14 +491,7 @@ def _check(fs: KitFS, kit: str, jobs: int, progress: Progress, start: _Start, pr
             pages_check.figures.append(f"README.md and index.html re-rendered from provenance.json and index.json with {names}, in the sandbox")
 
     counted = [(r, forms) for r, forms in word_rules if forms is not None]
-    plan = ScanPlan(
-        records=frozenset(records),
-        paths=frozenset(itertools.chain(listed, on_disk)),
-        placeholders=parts["placeholders"],
-        words=words,
-        allow=parts["allow"],
-        expect=expect,
-    )
+    plan = dataclasses.replace(plan, expect=expect)
 
     # -- the one pass over every file ------------------------------------------------------
     in_memory: dict[str, bytes] = {kit_index.INDEX: index.data or b""}
@@ -514,9 +538,14 @@ def _check(fs: KitFS, kit: str, jobs: int, progress: Progress, start: _Start, pr
     if prescan is not None:
         prescan.finish(plan, set(scans), progress, scans, loud)
         rest = [p for p in rest if p not in scans]
+    if early is not None:
+        ahead = set(early.paths)
+        rest = [p for p in rest if p not in ahead]
     # The same sizes, file by file, balance the workers.
     sizes = [_size_hint(members[p], listed.get(p), expect.get(p)) for p in rest]
     scans.update(scan_files(fs, rest, sizes, plan, jobs, progress, loud))
+    if early is not None:
+        scans.update(early.collect(progress, loud))
     progress.end()
     places = _Places(fs, in_memory)
     unreadable = {p: error for p in loud if (error := scans[p].error) is not None}

@@ -369,6 +369,55 @@ def test_workers_give_the_report_one_process_gives(kit: Path, tmp_path: Path, mo
     assert {"KB401", "KB402", "KB501", "KB502"} <= {f["code"] for f in orjson.loads(serial)["findings"]}
 
 
+def test_files_below_the_root_are_read_while_the_pages_are_rendered(kit: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workers start before the pages are rendered (they need no page), and the report,
+    a page that differs from its template included, is the one a single process gives."""
+    import kitbuild.pages
+
+    copy = _broken(kit, tmp_path / "kit")
+    with open(copy / "README.md", "ab") as f:
+        f.write(b"an edit\n")
+    serial = verify_json(verify(copy, jobs=1))
+    monkeypatch.setattr(filescan, "_SERIAL_BELOW_S", 0.0)  # a pool even for a kit this small
+    started: list[list[str]] = []
+    render = kitbuild.pages.render_pages
+
+    def watched(*args: object, **kwargs: object) -> dict[str, bytes]:
+        # Which files were handed to workers before this call, if any were.
+        started.extend(list(s.paths) for s in started_scans if s._pool is not None)
+        return render(*args, **kwargs)  # type: ignore[arg-type]
+
+    started_scans: list[filescan.StartedScan] = []
+    init = filescan.StartedScan.__init__
+
+    def remember(self: filescan.StartedScan, *args: object) -> None:
+        init(self, *args)  # type: ignore[arg-type]
+        started_scans.append(self)
+
+    monkeypatch.setattr(kitbuild.pages, "render_pages", watched)
+    monkeypatch.setattr(filescan.StartedScan, "__init__", remember)
+    assert verify_json(verify(copy, jobs=2)) == serial
+    assert {"KB601", "KB401", "KB501"} <= {f["code"] for f in orjson.loads(serial)["findings"]}
+    assert len(started) == 1
+    assert NOTES in started[0] and ROWS in started[0]
+    assert not [p for p in started[0] if "/" not in p]  # the pages, at the root, wait for their plan
+
+
+def test_a_check_that_fails_after_the_head_start_stops_its_workers(kit: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import multiprocessing
+
+    import kitbuild.pages
+
+    def fails(*args: object, **kwargs: object) -> dict[str, bytes]:
+        raise RuntimeError("rendering failed")
+
+    monkeypatch.setattr(filescan, "_SERIAL_BELOW_S", 0.0)
+    monkeypatch.setattr(kitbuild.pages, "render_pages", fails)
+    with pytest.raises(RuntimeError, match="rendering failed"):
+        verify(kit, jobs=2)
+    assert multiprocessing.active_children() == []
+
+
 def test_scan_files_in_a_pool_equals_one_by_one(kit: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fs = FolderKit(kit)
     members = [m for m in fs.members() if m.kind == "file"]
