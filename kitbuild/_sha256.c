@@ -398,20 +398,28 @@ static PyObject *sha_update_into(Sha256 *self, PyObject *const *args, Py_ssize_t
     Py_RETURN_NONE;
 }
 
+#ifdef KB_SHA
+/* The final state of a hash whose state is ``h`` after ``length`` bytes, the last ``used`` of
+ * them (fewer than 64) at ``buffer`` not hashed yet: the padding is hashed on a copy. */
+static void finish(const uint32_t state[8], const uint8_t *buffer, size_t used, uint64_t length, uint32_t h[8]) {
+    uint8_t tail[128] = {0};
+    memcpy(h, state, 8 * sizeof h[0]);
+    memcpy(tail, buffer, used);
+    tail[used] = 0x80;
+    size_t total = used + 9 <= 64 ? 64 : 128;
+    uint64_t bits = length * 8;
+    for (int i = 0; i < 8; i++)
+        tail[total - 1 - i] = (uint8_t)(bits >> (8 * i));
+    blocks(h, tail, total / 64, NULL);
+}
+#endif
+
 static PyObject *sha_hexdigest(Sha256 *self, PyObject *unused) {
     (void)unused;
 #ifdef KB_SHA
     /* The padding on a copy of the state: the object can go on being fed, as hashlib's can. */
     uint32_t h[8];
-    uint8_t tail[128] = {0};
-    memcpy(h, self->h, sizeof h);
-    memcpy(tail, self->buffer, self->used);
-    tail[self->used] = 0x80;
-    size_t total = self->used + 9 <= 64 ? 64 : 128;
-    uint64_t bits = self->length * 8;
-    for (int i = 0; i < 8; i++)
-        tail[total - 1 - i] = (uint8_t)(bits >> (8 * i));
-    blocks(h, tail, total / 64, NULL);
+    finish(self->h, self->buffer, self->used, self->length, h);
     static const char digits[] = "0123456789abcdef";
     char hex[64];
     for (int i = 0; i < 8; i++)
@@ -469,9 +477,161 @@ static PyObject *update_pair(PyObject *module, PyObject *const *args, Py_ssize_t
     Py_RETURN_NONE;
 }
 
+
+#if defined(KB_SHA) && !defined(_WIN32)
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#define KB_FILES 1
+
+/* The file ``name`` in the folder ``dir_fd`` read whole into ``buf`` (room for limit + 1 bytes):
+ * its length, or -1 when it is not a plain name, not a regular file, larger than ``limit``, or
+ * cannot be opened or read (its caller's full pass reports why). Opened as kitbuild.kitfs opens
+ * a file: without following a link, and without blocking on a FIFO put in its place. */
+static Py_ssize_t read_small(int dir_fd, const char *name, Py_ssize_t limit, uint8_t *buf) {
+    if (name[0] == '\0' || strchr(name, '/') != NULL || strchr(name, '\\') != NULL || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+        return -1;
+    int fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    Py_ssize_t got = 0;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > limit) {
+        close(fd);
+        return -1;
+    }
+    /* Up to one byte past the size it had, until the end: a file that grew since is left to
+     * the full pass; one that shrank is what it now holds, as a read of it would be. */
+    Py_ssize_t want = (Py_ssize_t)st.st_size + 1;
+    while (got < want) {
+        ssize_t n = read(fd, buf + got, (size_t)(want - got));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            got = -1;
+            break;
+        }
+        if (n == 0)
+            break;
+        got += n;
+    }
+    close(fd);
+    return got > st.st_size ? -1 : got;
+}
+
+/* hash_files(dir_fd, names, limit, test, arg) -> (sizes, digests): for each name in the folder
+ * ``dir_fd``, the file read whole (see read_small) and, when ``test(its bytes, arg)`` is true, its
+ * size and its raw SHA-256 (32 bytes each, one after another); -1 and 32 zero bytes for every
+ * other file, which the caller scans its own way.
+ *
+ * This is verify's head start over a kit of many small files (kitbuild.prescan) in one call per
+ * folder's run of files: file by file in Python, the opens and reads, the test and the hash
+ * cost twice what their system calls alone do. The test sees a memoryview of this call's own
+ * buffer, valid only while it runs: one that keeps it is an error. */
+static PyObject *hash_files(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 5 || !PyList_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "hash_files(dir_fd, names: list[str], limit, test, arg)");
+        return NULL;
+    }
+    if (!accelerated()) {
+        PyErr_SetString(PyExc_RuntimeError, "this CPU has no SHA extensions: use hashlib");
+        return NULL;
+    }
+    long dir_fd = PyLong_AsLong(args[0]);
+    Py_ssize_t limit = PyLong_AsSsize_t(args[2]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (dir_fd < 0 || dir_fd > INT_MAX || limit < 0 || limit > (1 << 30)) {
+        PyErr_SetString(PyExc_ValueError, "hash_files: dir_fd or limit out of range");
+        return NULL;
+    }
+    PyObject *names = args[1], *test = args[3], *arg = args[4];
+    Py_ssize_t count = PyList_GET_SIZE(names);
+    PyObject *sizes = PyList_New(count);
+    PyObject *digests = PyBytes_FromStringAndSize(NULL, 32 * count);
+    uint8_t *buf = PyMem_Malloc((size_t)limit + 1);
+    if (sizes == NULL || digests == NULL || buf == NULL) {
+        Py_XDECREF(sizes);
+        Py_XDECREF(digests);
+        PyMem_Free(buf);
+        return PyErr_NoMemory();
+    }
+    uint8_t *out = (uint8_t *)PyBytes_AS_STRING(digests);
+    memset(out, 0, 32 * (size_t)count);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *name = PyList_GET_ITEM(names, i);
+        if (!PyUnicode_Check(name)) {
+            PyErr_SetString(PyExc_TypeError, "hash_files: each name must be a str");
+            goto fail;
+        }
+        PyObject *raw = PyUnicode_EncodeFSDefault(name);
+        if (raw == NULL)
+            goto fail;
+        Py_ssize_t n = -1;
+        if ((Py_ssize_t)strlen(PyBytes_AS_STRING(raw)) == PyBytes_GET_SIZE(raw)) { /* no NUL in it */
+            Py_BEGIN_ALLOW_THREADS
+            n = read_small((int)dir_fd, PyBytes_AS_STRING(raw), limit, buf);
+            Py_END_ALLOW_THREADS
+        }
+        Py_DECREF(raw);
+        if (n >= 0) {
+            PyObject *view = PyMemoryView_FromMemory((char *)buf, n, PyBUF_READ);
+            if (view == NULL)
+                goto fail;
+            PyObject *argv[2] = {view, arg};
+            PyObject *said = PyObject_Vectorcall(test, argv, 2, NULL);
+            int kept = Py_REFCNT(view) > 1;
+            Py_DECREF(view);
+            if (said == NULL)
+                goto fail;
+            int yes = PyObject_IsTrue(said);
+            Py_DECREF(said);
+            if (yes < 0)
+                goto fail;
+            if (kept) {
+                PyErr_SetString(PyExc_RuntimeError, "hash_files: the test kept the view of the file's bytes");
+                goto fail;
+            }
+            if (yes) {
+                uint32_t h[8];
+                size_t whole = (size_t)n - (size_t)n % 64;
+                memcpy(h, H0, sizeof h);
+                blocks(h, buf, whole / 64, NULL);
+                finish(h, buf + whole, (size_t)n - whole, (uint64_t)n, h);
+                for (int w = 0; w < 8; w++)
+                    for (int k = 0; k < 4; k++)
+                        out[32 * i + 4 * w + k] = (uint8_t)(h[w] >> (24 - 8 * k));
+            } else {
+                n = -1;
+            }
+        }
+        PyObject *size = PyLong_FromSsize_t(n);
+        if (size == NULL)
+            goto fail;
+        PyList_SET_ITEM(sizes, i, size);
+    }
+    PyMem_Free(buf);
+    PyObject *both = PyTuple_Pack(2, sizes, digests);
+    Py_DECREF(sizes);
+    Py_DECREF(digests);
+    return both;
+fail:
+    PyMem_Free(buf);
+    Py_DECREF(sizes);
+    Py_DECREF(digests);
+    return NULL;
+}
+#endif
+
 static PyMethodDef module_methods[] = {
     {"update_pair", (PyCFunction)(void (*)(void))update_pair, METH_FASTCALL,
      "Two Sha256.update_into calls in one, their blocks hashed side by side."},
+#ifdef KB_FILES
+    {"hash_files", (PyCFunction)(void (*)(void))hash_files, METH_FASTCALL,
+     "Read each small file of a folder; the size and raw SHA-256 of those that pass a test."},
+#endif
     {NULL, NULL, 0, NULL},
 };
 

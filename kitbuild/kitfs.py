@@ -122,6 +122,12 @@ class KitFS(ABC):
         use :meth:`open` then."""
         return None
 
+    def folder_fd(self, folder: str) -> int | None:
+        """A descriptor of the folder ``folder`` (a kit path; '' is the root), held by this
+        reader, to open its files by name; None when this reader has none to give, or would
+        refuse a path through it (its files are then opened one by one, and refused so)."""
+        return None
+
     def close(self) -> None:
         """Let go of what the reader holds open between calls."""
 
@@ -239,6 +245,19 @@ class FolderKit(KitFS):
             raise
         # O_NONBLOCK kept a FIFO from blocking the open; a regular file reads the same with it.
         return fd, st.st_size
+
+    def folder_fd(self, folder: str) -> int | None:
+        if not self._AT or refusal(folder + "/x" if folder else "x"):
+            return None
+        held = self.__dict__.get("_dirs")
+        if held and folder in held:
+            return held[folder]  # type: ignore[no-any-return]
+        if len(held or ()) + folder.count("/") + 2 > self._HELD_DIRS:
+            self.close()
+        try:
+            return self._dir_fd(folder, folder)
+        except MemberError:
+            return None
 
     def _dir_fd(self, path: str, folder: str) -> int:
         dirs: dict[str, int] = self.__dict__.setdefault("_dirs", {})

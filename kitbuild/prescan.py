@@ -30,7 +30,7 @@ import os
 from multiprocessing.connection import Connection
 from typing import AbstractSet, Sequence, cast
 
-from kitbuild.filescan import FileScan, Receiver, ScanPlan, Sent, quiet_small, sent_small
+from kitbuild.filescan import FileScan, Receiver, ScanPlan, Sent, quiet_run, sent_small
 from kitbuild.kitfs import KitFS
 from kitbuild.memory import collector_paused
 from kitbuild.progress import Progress
@@ -84,7 +84,6 @@ def _take(tokens: int) -> int | None:
 # digests one after another (zeros where deferred). Sent as (size, hex digest) pairs, the answers
 # for 100,000 files, all taken in at once, raised verify's peak memory by 9 MiB.
 _Packed = tuple[int, list[int], bytes]
-_NO_DIGEST = bytes(32)
 
 
 def _work(kit: KitFS, plan: ScanPlan, runs: list[list[str]], tokens: int, stop: mmap.mmap, out: Connection) -> None:
@@ -93,9 +92,9 @@ def _work(kit: KitFS, plan: ScanPlan, runs: list[list[str]], tokens: int, stop: 
     done: list[_Packed] = []
     with collector_paused():
         while not stop[0] and (k := _take(tokens)) is not None:
-            sent = [quiet_small(kit, p, plan, SMALL) for p in runs[k]]
-            done.append((k, [s[0] if s else -1 for s in sent], b"".join([s[1] if s else _NO_DIGEST for s in sent])))
-            if sent.count(None) * 2 > len(sent):
+            sizes, digests = quiet_run(kit, runs[k], plan, SMALL)
+            done.append((k, sizes, digests))
+            if sizes.count(-1) * 2 > len(sizes):
                 stop[0] = 1
     out.send(done)
     out.close()
@@ -140,11 +139,15 @@ class Prescan:
         the scans of the files finished, but those in ``skip`` (and to ``loud`` the paths of those
         holding more than a size and a digest, see :func:`kitbuild.filescan.scan_files`). The
         files not in ``out`` afterwards are left to the full pass."""
-        taken: dict[int, list[Sent | None] | tuple[list[int], bytes]] = {}
+        taken: dict[int, tuple[list[int], bytes]] = {}
+        whole: dict[int, list[tuple[int, Sent | None]]] = {}  # run -> (index, scan) of its loud files
         try:
             with collector_paused():
                 while not self.stop[0] and (k := _take(self.tokens)) is not None:
-                    taken[k] = [sent_small(self.kit, p, plan, SMALL) for p in self.runs[k]]
+                    # The quiet files as a worker tests them, then the others with the whole plan.
+                    run = self.runs[k]
+                    taken[k] = sizes, _ = quiet_run(self.kit, run, plan, SMALL)
+                    whole[k] = [(i, sent_small(self.kit, run[i], plan, SMALL)) for i, n in enumerate(sizes) if n < 0]
                 for process, receive in self.workers:
                     try:
                         taken.update((k, (sizes, digests)) for k, sizes, digests in receive.recv())
@@ -155,8 +158,9 @@ class Prescan:
             self.cancel()
         receiver = Receiver(plan)
         for k in sorted(taken):
-            answer = taken.pop(k)  # (each run's answers freed once its scans are made)
-            sent = _unpacked(*answer) if isinstance(answer, tuple) else answer
+            sent = _unpacked(*taken.pop(k))  # (each run's answers freed once its scans are made)
+            for i, scan in whole.pop(k, ()):
+                sent[i] = scan
             run, finished = self.runs[k], cast("list[Sent]", sent)
             if None in sent or not skip.isdisjoint(run):  # (most runs are finished whole)
                 kept = [(p, s) for p, s in zip(run, sent) if s is not None and p not in skip]

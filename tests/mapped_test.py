@@ -336,3 +336,108 @@ def test_runs_of_one_large_file_are_paired_with_their_neighbour() -> None:
     assert filescan.in_pairs([["L1"], ["L2"]], large, 1) == [["L1", "L2"]]
     assert filescan.in_pairs([["s1"], ["s2"]], large, 1) == [["s1"], ["s2"]]
     assert runs == [["L1"], ["L2"], ["L3"], ["s1", "s2"], ["L4"], ["s3"], ["L5"]]  # not changed in place
+
+
+# -- hash_files: verify's head start over many small files ----------------------------------
+
+needs_files = pytest.mark.skipif(not mapped.FILES, reason="hash_files does not run here (no compiled SHA-256, or no openat)")
+LIMIT = 4096
+
+
+def _yes(data: memoryview, arg: object) -> bool:
+    return True
+
+
+@needs_files
+def test_hash_files_gives_hashlib_digests_at_every_padding_edge_and_leaves_larger_files(tmp_path: Path) -> None:
+    lengths = [0, 1, 55, 56, 63, 64, 65, 119, 120, 127, 128, 2048, LIMIT, LIMIT + 1]
+    datas = {f"f{n}": os.urandom(n) for n in lengths}
+    for name, data in datas.items():
+        (tmp_path / name).write_bytes(data)
+    fd = os.open(tmp_path, os.O_RDONLY)
+    try:
+        sizes, digests = mapped.hash_files(fd, list(datas), LIMIT, _yes, None)
+    finally:
+        os.close(fd)
+    for i, (name, data) in enumerate(datas.items()):
+        if len(data) > LIMIT:
+            assert (sizes[i], digests[32 * i : 32 * i + 32]) == (-1, bytes(32))
+        else:
+            assert (sizes[i], digests[32 * i : 32 * i + 32]) == (len(data), hashlib.sha256(data).digest()), name
+
+
+@needs_files
+def test_hash_files_leaves_what_is_not_a_plain_regular_file_or_fails_the_test(tmp_path: Path) -> None:
+    (tmp_path / "plain").write_bytes(b"plain")
+    (tmp_path / "loud").write_bytes(b"loud")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "plain")
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "back\\slash").write_bytes(b"x")
+    names = ["plain", "loud", "folder", "link", "fifo", "missing", "back\\slash", "", ".", "..", "a/b", "n\0ul", "plain"]
+    fd = os.open(tmp_path, os.O_RDONLY)
+    seen: list[bytes] = []
+
+    def test(data: memoryview, arg: object) -> bool:
+        assert arg == "arg"
+        seen.append(bytes(data))
+        return bytes(data) != b"loud"
+
+    try:
+        sizes, digests = mapped.hash_files(fd, names, LIMIT, test, "arg")
+    finally:
+        os.close(fd)
+    assert sizes == [5, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 5]
+    assert digests == hashlib.sha256(b"plain").digest() + bytes(32 * 11) + hashlib.sha256(b"plain").digest()
+    assert seen == [b"plain", b"loud", b"plain"]  # only regular files read whole reach the test
+
+
+@needs_files
+def test_hash_files_passes_on_a_test_that_raises_or_keeps_the_bytes(tmp_path: Path) -> None:
+    (tmp_path / "a").write_bytes(b"abc")
+    kept: list[memoryview] = []
+
+    def raises(data: memoryview, arg: object) -> bool:
+        raise ValueError("no")
+
+    def keeps(data: memoryview, arg: object) -> bool:
+        kept.append(data)
+        return True
+
+    fd = os.open(tmp_path, os.O_RDONLY)
+    try:
+        with pytest.raises(ValueError, match="no"):
+            mapped.hash_files(fd, ["a"], LIMIT, raises, None)
+        with pytest.raises(RuntimeError, match="kept"):
+            mapped.hash_files(fd, ["a"], LIMIT, keeps, None)
+        with pytest.raises(TypeError):
+            mapped.hash_files(fd, ("a",), LIMIT, _yes, None)  # type: ignore[arg-type]
+        with pytest.raises(ValueError):
+            mapped.hash_files(-1, ["a"], LIMIT, _yes, None)
+    finally:
+        os.close(fd)
+
+
+def test_quiet_run_answers_as_quiet_small_file_by_file(tmp_path: Path) -> None:
+    """The batch (where it runs) and the file-by-file test agree: quiet files by size and digest,
+    the others (a placeholder, a leak, too large, a link, at the root) left."""
+    files = {
+        "a/quiet.txt": b"nothing here\n",
+        "a/word.txt": b"the desktop ran\n",
+        "a/leak.txt": b"/home/bob/x\n",
+        "a/large.txt": b"x" * (LIMIT + 1),
+        "b/quiet.txt": b"still nothing\n",
+        "b/c/deep.txt": b"deep and quiet\n",
+        "root.txt": b"quiet at the root\n",
+    }
+    for path, data in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_bytes(data)
+    (tmp_path / "a" / "link.txt").symlink_to(tmp_path / "a" / "quiet.txt")
+    paths = sorted([*files, "a/link.txt", "a/missing.txt"])
+    plan = ScanPlan(records=frozenset(), paths=frozenset(), placeholders=("withheld",), words=(("desktop",),))
+    fs = FolderKit(tmp_path)
+    want = [filescan.quiet_small(fs, p, plan, LIMIT) for p in paths]
+    sizes, digests = filescan.quiet_run(fs, paths, plan, LIMIT)
+    assert [(n, digests[32 * i : 32 * i + 32]) if n >= 0 else None for i, n in enumerate(sizes)] == want
+    assert [p for p, w in zip(paths, want) if w is not None] == ["a/quiet.txt", "b/c/deep.txt", "b/quiet.txt", "root.txt"]
