@@ -235,6 +235,7 @@ typedef struct {
     Py_ssize_t lens[MAX_NEEDLES];
     Py_ssize_t next[MAX_NEEDLES]; /* where a needle's next occurrence may start (no overlaps) */
     Py_ssize_t found[MAX_NEEDLES];
+    unsigned char bucket[MAX_NEEDLES]; /* the candidate scan's bucket bit for each (all ones: any) */
     int count;
 } Needles;
 
@@ -311,28 +312,35 @@ static inline unsigned long long pair_mask(const unsigned char *p, int blocks, c
  * confirmed, or not, needle by needle. Two scans find them:
  *
  * - on any x86-64 (SSE2), where a needle's first two bytes stand (pair_mask, above);
- * - with AVX2, where its first three bytes stand, by nibble tables (the "Teddy" method of
+ * - with AVX2, where its first four bytes stand, by nibble tables (the "Teddy" method of
  *   Hyperscan and of Rust's aho-corasick): the needles go into 8 buckets, and for each of the
- *   first three bytes two 16-entry tables give, by the byte's low and by its high nibble, the
+ *   first four bytes two 16-entry tables give, by the byte's low and by its high nibble, the
  *   buckets with a needle that holds such a nibble there. A byte shuffle looks up 32 bytes'
  *   nibbles at once, so a step costs the same for 2 needles or 16: count_starts on a rewritten
- *   record ran at 1.4 GB/s with a compare per needle and byte, 4.9 this way. A third byte
- *   matters in text, where ``re`` of ``records`` also starts ``reads``: every false candidate
- *   costs a branch and a compare. */
+ *   record ran at 1.4 GB/s with a compare per needle and byte, 4.5 this way. Each candidate
+ *   comes with its buckets, and only their needles are compared there.
+ *
+ * Every false candidate costs a branch and a compare, so the prefix tested is long: in text,
+ * ``re`` of ``records`` also starts ``reads``, and ``/ro`` of the anchor ``/root/`` starts every
+ * ``/rows-`` of a path. With three bytes the leak anchors were found at 3.2 GB/s in workload
+ * B's records, with four at 8.8; the fourth costs the counts a tenth (5.1 to 4.5 GB/s). */
 typedef struct {
     Pairs pairs;
-    unsigned char lo[3][16], hi[3][16]; /* [byte of the needle][nibble]: bucket bits */
+    unsigned char lo[4][16], hi[4][16]; /* [byte of the needle][nibble]: bucket bits */
 } Prefixes;
 
-/* The candidates in the 64 * ``steps`` bytes at p (read up to two bytes past them), as offsets
- * from p in ascending order, into ``at``; how many. */
-typedef int (*CandidatesFn)(const unsigned char *p, Py_ssize_t steps, const Prefixes *t, unsigned short *at);
+/* The candidates in the 64 * ``steps`` bytes at p (read up to three bytes past them), as offsets
+ * from p in ascending order, into ``at``, each with the buckets that may stand there in ``bits``
+ * (all ones where the scan has no buckets); how many. */
+typedef int (*CandidatesFn)(const unsigned char *p, Py_ssize_t steps, const Prefixes *t, unsigned short *at, unsigned char *bits);
 
-static int candidates_sse2(const unsigned char *p, Py_ssize_t steps, const Prefixes *t, unsigned short *at) {
+static int candidates_sse2(const unsigned char *p, Py_ssize_t steps, const Prefixes *t, unsigned short *at, unsigned char *bits) {
     int n = 0;
     for (Py_ssize_t s = 0; s < steps; s++)
-        for (unsigned long long mask = pair_mask(p + 64 * s, 4, &t->pairs); mask; mask &= mask - 1)
+        for (unsigned long long mask = pair_mask(p + 64 * s, 4, &t->pairs); mask; mask &= mask - 1) {
+            bits[n] = 0xFF;
             at[n++] = (unsigned short)(64 * s + __builtin_ctzll(mask));
+        }
     return n;
 }
 
@@ -341,9 +349,9 @@ static int candidates_sse2(const unsigned char *p, Py_ssize_t steps, const Prefi
 #define KB_AVX2 1
 /* Compiled for AVX2 by itself alone, so that the module still loads, and runs the SSE2 scan,
  * on a processor without it. */
-__attribute__((target("avx2"))) static int candidates_avx2(const unsigned char *p, Py_ssize_t steps, const Prefixes *t, unsigned short *at) {
-    __m256i lo[3], hi[3];
-    for (int j = 0; j < 3; j++) {
+__attribute__((target("avx2"))) static int candidates_avx2(const unsigned char *p, Py_ssize_t steps, const Prefixes *t, unsigned short *at, unsigned char *bits) {
+    __m256i lo[4], hi[4];
+    for (int j = 0; j < 4; j++) {
         lo[j] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)t->lo[j]));
         hi[j] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)t->hi[j]));
     }
@@ -352,7 +360,7 @@ __attribute__((target("avx2"))) static int candidates_avx2(const unsigned char *
     for (Py_ssize_t s = 0; s < steps; s++) {
         const unsigned char *q = p + 64 * s;
         __m256i m0 = _mm256_set1_epi8(-1), m1 = m0;
-        for (int j = 0; j < 3; j++) {
+        for (int j = 0; j < 4; j++) {
             __m256i v0 = _mm256_loadu_si256((const __m256i *)(q + j)), v1 = _mm256_loadu_si256((const __m256i *)(q + 32 + j));
             m0 = _mm256_and_si256(m0, _mm256_and_si256(_mm256_shuffle_epi8(lo[j], _mm256_and_si256(v0, nibble)),
                                                          _mm256_shuffle_epi8(hi[j], _mm256_and_si256(_mm256_srli_epi16(v0, 4), nibble))));
@@ -361,8 +369,17 @@ __attribute__((target("avx2"))) static int candidates_avx2(const unsigned char *
         }
         unsigned long long none = (unsigned long long)(unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(m0, zero)) |
                                   (unsigned long long)(unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(m1, zero)) << 32;
-        for (unsigned long long mask = ~none; mask; mask &= mask - 1)
-            at[n++] = (unsigned short)(64 * s + __builtin_ctzll(mask));
+        unsigned long long mask = ~none;
+        if (mask) {
+            unsigned char buckets[64];
+            _mm256_storeu_si256((__m256i *)buckets, m0);
+            _mm256_storeu_si256((__m256i *)(buckets + 32), m1);
+            for (; mask; mask &= mask - 1) {
+                int at_ = __builtin_ctzll(mask);
+                bits[n] = buckets[at_];
+                at[n++] = (unsigned short)(64 * s + at_);
+            }
+        }
     }
     return n;
 }
@@ -371,7 +388,7 @@ __attribute__((target("avx2"))) static int candidates_avx2(const unsigned char *
 static CandidatesFn candidates = candidates_sse2;
 
 /* The tables ``use`` reads (the scan is read once per search: kernel() may change it between). */
-static void prefixes_of(const Needles *w, Prefixes *t, CandidatesFn use) {
+static void prefixes_of(Needles *w, Prefixes *t, CandidatesFn use) {
 #ifdef KB_AVX2
     if (use == candidates_avx2) {
         /* Needles in order of their bytes, so that those sharing a bucket (beyond 8 needles,
@@ -396,7 +413,8 @@ static void prefixes_of(const Needles *w, Prefixes *t, CandidatesFn use) {
         for (int r = 0; r < w->count; r++) {
             int k = order[r];
             unsigned char bit = (unsigned char)(1u << (r / per));
-            for (int j = 0; j < 3; j++)
+            w->bucket[k] = bit;
+            for (int j = 0; j < 4; j++)
                 for (int x = 0; x < 16; x++) {
                     /* Past a short needle's end, any byte will do. */
                     if (j >= w->lens[k] || (w->bytes[k][j] & 15) == x)
@@ -409,6 +427,8 @@ static void prefixes_of(const Needles *w, Prefixes *t, CandidatesFn use) {
     }
 #endif
     (void)use;
+    for (int k = 0; k < w->count; k++)
+        w->bucket[k] = 0xFF;
     pairs_of(w, &t->pairs);
 }
 
@@ -423,14 +443,15 @@ static void prefixes_of(const Needles *w, Prefixes *t, CandidatesFn use) {
 #define FOR_CANDIDATES(d, i, limit, end, use, t, confirm, stop_early)                            \
     do {                                                                                         \
         unsigned short at_[SPAN];                                                                \
-        unsigned char pad_[64 + 2 + 32];                                                         \
+        unsigned char bits_[SPAN];                                                               \
+        unsigned char pad_[128];                                                                 \
         while ((i) < (limit)) {                                                                  \
-            Py_ssize_t room_ = ((limit) - (i) < (end) - (i) - 2 ? (limit) - (i) : (end) - (i) - 2); \
+            Py_ssize_t room_ = ((limit) - (i) < (end) - (i) - 3 ? (limit) - (i) : (end) - (i) - 3); \
             Py_ssize_t steps_ = room_ >= 64 ? (room_ / 64 < SPAN / 64 ? room_ / 64 : SPAN / 64) : 0; \
             const unsigned char *p_ = (d) + (i);                                                 \
             Py_ssize_t span_ = 64 * steps_, upto_ = span_;                                       \
             if (steps_ == 0) {                                                                   \
-                Py_ssize_t have_ = (end) - (i) < 66 ? (end) - (i) : 66;                          \
+                Py_ssize_t have_ = (end) - (i) < 67 ? (end) - (i) : 67;                          \
                 memset(pad_, 0, sizeof pad_);                                                    \
                 memcpy(pad_, p_, (size_t)have_);                                                 \
                 p_ = pad_;                                                                       \
@@ -438,9 +459,9 @@ static void prefixes_of(const Needles *w, Prefixes *t, CandidatesFn use) {
                 span_ = 64;                                                                      \
                 upto_ = (limit) - (i) < 64 ? (limit) - (i) : 64;                                 \
             }                                                                                    \
-            int found_ = (use)(p_, steps_, (t), at_);                                            \
+            int found_ = (use)(p_, steps_, (t), at_, bits_);                                     \
             for (int j_ = 0; j_ < found_ && at_[j_] < upto_; j_++)                               \
-                confirm((i) + at_[j_]);                                                          \
+                confirm((i) + at_[j_], bits_[j_]);                                               \
             if (stop_early)                                                                      \
                 break;                                                                           \
             (i) += span_;                                                                        \
@@ -449,17 +470,18 @@ static void prefixes_of(const Needles *w, Prefixes *t, CandidatesFn use) {
 #endif
 
 /* Needle k at d[i], if it stands there whole and does not overlap its last counted occurrence. */
-static inline void count_one(const unsigned char *d, Py_ssize_t n, Py_ssize_t i, Needles *w, int k) {
+static inline void count_one(const unsigned char *d, Py_ssize_t n, Py_ssize_t i, Needles *w, int k, unsigned char bits) {
     Py_ssize_t len = w->lens[k];
-    if (i >= w->next[k] && len <= n - i && d[i] == w->bytes[k][0] && memcmp(d + i, w->bytes[k], (size_t)len) == 0) {
+    if ((bits & w->bucket[k]) && i >= w->next[k] && len <= n - i && d[i] == w->bytes[k][0] && memcmp(d + i, w->bytes[k], (size_t)len) == 0) {
         w->found[k]++;
         w->next[k] = i + len;
     }
 }
 
-static inline void count_at(const unsigned char *d, Py_ssize_t n, Py_ssize_t i, Needles *w) {
+/* Every needle at d[i] among those of the buckets in ``bits``. */
+static inline void count_at(const unsigned char *d, Py_ssize_t n, Py_ssize_t i, Needles *w, unsigned char bits) {
     for (int k = 0; k < w->count; k++)
-        count_one(d, n, i, w, k);
+        count_one(d, n, i, w, k, bits);
 }
 
 static void scan_needles(const unsigned char *d, Py_ssize_t n, Py_ssize_t start, Py_ssize_t stop, Needles *w) {
@@ -486,12 +508,14 @@ static void scan_needles(const unsigned char *d, Py_ssize_t n, Py_ssize_t start,
     CandidatesFn use = candidates;
     Prefixes t;
     prefixes_of(w, &t, use);
-#define COUNT_AT(p) count_at(d, n, (p), w)
+#define COUNT_AT(p, bits) count_at(d, n, (p), w, (bits))
     FOR_CANDIDATES(d, i, stop, n, use, &t, COUNT_AT, 0);
 #undef COUNT_AT
 #else
+    for (int k = 0; k < w->count; k++)
+        w->bucket[k] = 0xFF;
     for (; i < stop; i++)
-        count_at(d, n, i, w);
+        count_at(d, n, i, w, 0xFF);
 #endif
 }
 
@@ -574,10 +598,10 @@ static PyObject *count_starts(PyObject *self, PyObject *const *args, Py_ssize_t 
  * compared whole. */
 
 /* The needles that stand at d[p] and end by ``stop``, pushed in index order. */
-static inline void confirm_at(const unsigned char *d, Py_ssize_t p, Py_ssize_t stop, const Needles *w, Offsets *out) {
+static inline void confirm_at(const unsigned char *d, Py_ssize_t p, Py_ssize_t stop, const Needles *w, Offsets *out, unsigned char bits) {
     for (int k = 0; k < w->count; k++) {
         Py_ssize_t len = w->lens[k];
-        if (len <= stop - p && d[p] == w->bytes[k][0] && memcmp(d + p, w->bytes[k], (size_t)len) == 0) {
+        if ((bits & w->bucket[k]) && len <= stop - p && d[p] == w->bytes[k][0] && memcmp(d + p, w->bytes[k], (size_t)len) == 0) {
             offsets_push(out, p);
             offsets_push(out, k);
         }
@@ -586,23 +610,25 @@ static inline void confirm_at(const unsigned char *d, Py_ssize_t p, Py_ssize_t s
 
 
 /* With ``first`` set, the search stops once it has found something (a test for any at all). */
-static void find_needles(const unsigned char *d, Py_ssize_t start, Py_ssize_t stop, const Needles *w, Offsets *out, int first) {
+static void find_needles(const unsigned char *d, Py_ssize_t start, Py_ssize_t stop, Needles *w, Offsets *out, int first) {
     Py_ssize_t i = start;
 #ifdef KB_SSE2
     CandidatesFn use = candidates;
     Prefixes t;
     prefixes_of(w, &t, use);
     /* Every load stays inside data[start:stop). */
-#define CONFIRM_AT(p) confirm_at(d, (p), stop, w, out)
+#define CONFIRM_AT(p, bits) confirm_at(d, (p), stop, w, out, (bits))
     FOR_CANDIDATES(d, i, stop, stop, use, &t, CONFIRM_AT, first && out->len);
 #undef CONFIRM_AT
 #else
     unsigned char lead[256] = {0};
-    for (int k = 0; k < w->count; k++)
+    for (int k = 0; k < w->count; k++) {
         lead[w->bytes[k][0]] = 1;
+        w->bucket[k] = 0xFF;
+    }
     for (; i < stop; i++)
         if (lead[d[i]])
-            confirm_at(d, i, stop, w, out);
+            confirm_at(d, i, stop, w, out, 0xFF);
     (void)first;
 #endif
 }
@@ -617,6 +643,60 @@ static PyObject *find_starts(PyObject *self, PyObject *const *args, Py_ssize_t n
         return NULL;
     Py_BEGIN_ALLOW_THREADS
     find_needles((const unsigned char *)view.buf, start, stop, &w, &out, 0);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    return offsets_list(&out, 2);
+}
+
+/* guarded_starts(data, needles, before, after): find_starts over the whole of data, keeping
+ * only the occurrences that a byte of ``after`` follows and no byte of ``before`` precedes (an
+ * occurrence at the very start has nothing before it; one at the very end fails). These are the
+ * tests the leak gate puts on an anchor before it tries the shape's pattern there
+ * (kitbuild.leaks.SHAPE_GUARDS): '10.' stands in the hex of every few records of workload B,
+ * and refused in Python, one by one, those cost verify a fifth of its leak scan. */
+static PyObject *guarded_starts(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 4 || !PyBytes_Check(args[2]) || !PyBytes_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "guarded_starts(data, needles, before: bytes, after: bytes)");
+        return NULL;
+    }
+    PyObject *whole[4] = {args[0], args[1], NULL, NULL};
+    whole[2] = PyLong_FromLong(0);
+    whole[3] = PyLong_FromSsize_t(PY_SSIZE_T_MAX);
+    if (whole[2] == NULL || whole[3] == NULL) {
+        Py_XDECREF(whole[2]);
+        Py_XDECREF(whole[3]);
+        return NULL;
+    }
+    Py_buffer view;
+    Needles w = {0};
+    Offsets out = {0};
+    Py_ssize_t start, stop;
+    int bad = needle_args(whole, 4, "guarded_starts(data, needles, before: bytes, after: bytes)", &w, &view, &start, &stop);
+    Py_DECREF(whole[2]);
+    Py_DECREF(whole[3]);
+    if (bad < 0)
+        return NULL;
+    unsigned char refuse[256] = {0}, allow[256] = {0};
+    for (Py_ssize_t i = 0; i < PyBytes_GET_SIZE(args[2]); i++)
+        refuse[(unsigned char)PyBytes_AS_STRING(args[2])[i]] = 1;
+    for (Py_ssize_t i = 0; i < PyBytes_GET_SIZE(args[3]); i++)
+        allow[(unsigned char)PyBytes_AS_STRING(args[3])[i]] = 1;
+    const unsigned char *d = (const unsigned char *)view.buf;
+    Py_ssize_t n = view.len;
+    Py_BEGIN_ALLOW_THREADS
+    find_needles(d, 0, n, &w, &out, 0);
+    if (!out.failed) {
+        Py_ssize_t kept = 0;
+        for (Py_ssize_t i = 0; i < out.len; i += 2) {
+            Py_ssize_t at = out.items[i], end = at + w.lens[out.items[i + 1]];
+            if ((at > 0 && refuse[d[at - 1]]) || end >= n || !allow[d[end]])
+                continue;
+            out.items[kept++] = at;
+            out.items[kept++] = out.items[i + 1];
+        }
+        out.len = kept;
+    }
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&view);
     return offsets_list(&out, 2);
@@ -1170,6 +1250,8 @@ static PyMethodDef methods[] = {
     {"contains", (PyCFunction)(void (*)(void))contains, METH_FASTCALL, "Whether needle occurs in data."},
     {"quiet", (PyCFunction)(void (*)(void))quiet, METH_FASTCALL,
      "Whether data holds no digest-long hex run, no e-mail '@' and none of the needles in groups."},
+    {"guarded_starts", (PyCFunction)(void (*)(void))guarded_starts, METH_FASTCALL,
+     "find_starts over all of data, keeping the occurrences that pass a byte test on either side."},
     {"kernel", (PyCFunction)(void (*)(void))kernel, METH_FASTCALL,
      "The vector scan that finds needles' candidates; with a name, use that one instead."},
     {"refill", (PyCFunction)(void (*)(void))refill, METH_FASTCALL,

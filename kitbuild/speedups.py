@@ -90,6 +90,18 @@ def py_find_starts(data: Data, needles: tuple[bytes, ...], start: int, stop: int
     return found
 
 
+def py_guarded_starts(data: Data, needles: tuple[bytes, ...], before: bytes, after: bytes) -> list[tuple[int, int]]:
+    """:func:`py_find_starts` over all of ``data``, keeping the occurrences that a byte of ``after``
+    follows and no byte of ``before`` precedes (nothing precedes one at offset 0; one that ends
+    the data fails)."""
+    n = len(data)
+    return [
+        (at, k)
+        for at, k in py_find_starts(data, needles, 0, n)
+        if not (at > 0 and data[at - 1] in before) and at + len(needles[k]) < n and data[at + len(needles[k])] in after
+    ]
+
+
 def py_email_ats(data: Data, start: int, end: int) -> list[int]:
     """Offsets of each '@' in ``data[start:end]`` that :data:`EMAIL_DOMAIN` matches at (it may run past ``end``)."""
     lo, hi, _ = slice(start, end).indices(len(data))
@@ -199,6 +211,7 @@ def py_withheld_spans(data: Data, withheld: frozenset[bytes]) -> list[tuple[int,
 hex_runs: Callable[[Data], list[tuple[int, int]]] = py_hex_runs
 count_starts: Callable[[Data, tuple[bytes, ...], int, int], list[int]] = py_count_starts
 find_starts: Callable[[Data, tuple[bytes, ...], int, int], list[tuple[int, int]]] = py_find_starts
+guarded_starts: Callable[[Data, tuple[bytes, ...], bytes, bytes], list[tuple[int, int]]] = py_guarded_starts
 email_ats: Callable[[Data, int, int], list[int]] = py_email_ats
 census: Callable[[Data, int, int, int, dict[bytes, list[int]]], list[int]] = py_census
 withheld_spans: Callable[[Data, frozenset[bytes]], list[tuple[int, int]]] = py_withheld_spans
@@ -217,6 +230,7 @@ if not os.environ.get("KITBUILD_PURE_PYTHON"):
         hex_runs = _speedups.hex_runs
         count_starts = _speedups.count_starts
         find_starts = _speedups.find_starts
+        guarded_starts = _speedups.guarded_starts
         email_ats = _speedups.email_ats
         census = _speedups.census
         withheld_spans = _speedups.withheld_spans

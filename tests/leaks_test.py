@@ -167,3 +167,36 @@ def test_the_anchor_guards_rule_out_only_what_the_shape_refuses(data: bytes) -> 
     with patch.object(leaks, "SHAPE_GUARDS", {}):
         everywhere = leaks.ShapeFinder(shapes)
     assert guarded.find(data) == everywhere.find(data) == [(m.start(), m.end(), 0) for m in re.finditer(shapes[0][1], data)]
+
+
+_MIXED_PIECES = [*_IP_PIECES, b"/home/", b"\\/home\\/", b"/root/", b"/mnt/", b"/ro", b"ws-", b"C:\\Users\\", b"file://", b"x", b"/", b"bob", b"\\"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_MIXED_PIECES), max_size=40).map(b"".join))
+@example(b"/home/root/10.1.2.3/mnt/x")
+@example(b"10.0.0.1 /root/10.2.3.4")
+def test_guarded_anchors_searched_apart_find_what_one_search_finds(data: bytes) -> None:
+    # With the compiled scans, the IPv4 anchors (guarded) are searched apart from the path
+    # anchors, their guards applied in C: every shape's matches stay those of one search.
+    from kitbuild import leaks
+    from kitbuild.filescan import LEAK_SHAPES
+
+    shapes = [(what, shape) for _, what, shape in LEAK_SHAPES if "e-mail" not in what]
+    apart = leaks.ShapeFinder(shapes)
+    with patch.object(leaks, "COMPILED", False):
+        together = leaks.ShapeFinder(shapes)
+    assert not together._guarded
+    if leaks.COMPILED:
+        assert apart._guarded and apart.anchors is not None and set(apart.anchors) == set(together.anchors or ())
+    assert apart.find(data) == together.find(data)
+    assert apart.find(bytearray(data)) == together.find(data)
+
+
+def test_anchors_that_could_overlap_another_are_not_searched_apart() -> None:
+    from kitbuild import leaks
+
+    assert leaks._apart([b"10.", b"/home/"], [0])
+    assert not leaks._apart([b"10.", b"x10"], [0])  # 'x10.' holds the start of one in the end of the other
+    assert not leaks._apart([b"10.", b"/10./"], [0])  # one inside the other
+    assert not leaks._apart([b"1.1", b"/x/"], [0])  # '1.1.1': it overlaps itself

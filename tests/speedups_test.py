@@ -34,6 +34,7 @@ from kitbuild.speedups import (
     py_count_starts,
     py_email_ats,
     py_find_starts,
+    py_guarded_starts,
     py_hex_runs,
     py_quiet,
     py_refill,
@@ -323,6 +324,29 @@ def test_find_starts_takes_its_needles_as_a_tuple_of_bytes():
         _speedups.find_starts(b"abc", [b"a"], 0, 3)
     with pytest.raises(ValueError):
         _speedups.find_starts(b"abc", ("a",), 0, 3)
+
+
+@pytest.mark.parametrize(("data", "want"), [
+    (b"10.1 x10.2 10.", [(0, 0), (6, 0)]),        # at the start nothing precedes; at the end nothing follows
+    (b"0.10.1 110.2 10.x", []),                   # a digit or dot before, no digit after
+    (b"192.168.1.1,172.16.0.1", [(0, 1), (12, 2)]),
+])
+@pytest.mark.parametrize("impl", [py_guarded_starts, pytest.param(getattr(_speedups, "guarded_starts", None), marks=needs_c, id="c")])
+def test_guarded_starts_explicit_cases(impl, data, want):
+    assert impl(data, (b"10.", b"192.168.", b"172."), b"0123456789.", b"0123456789") == want
+
+
+@needs_c
+@settings(max_examples=500, deadline=None)
+@given(find_cases(), st.sampled_from([(b"0123456789.", b"0123456789"), (b"", b"ab"), (b"a\x00", b"\x00\xffab")]))
+def test_guarded_starts_agrees(case, guard):
+    """C guarded_starts gives py_guarded_starts' occurrences, with either candidate scan."""
+    (data, _, _), needles = case
+    want = py_guarded_starts(data, needles, *guard)
+    for name in KERNELS:
+        with kernel(name):
+            assert _speedups.guarded_starts(data, needles, *guard) == want, name
+            assert _speedups.guarded_starts(bytearray(data), needles, *guard) == want, name
 
 
 # -- email_ats -----------------------------------------------------------------------------
