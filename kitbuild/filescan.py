@@ -92,6 +92,10 @@ class ScanPlan:
     pair_limit: int = PAIR_PARSE_LIMIT
 
 
+# What scans a file read in one piece: (path, bytes, plan, hex digest if known already).
+Whole = Callable[[str, bytes, ScanPlan, "str | None"], _T]
+
+
 @dataclass(frozen=True, slots=True)
 class Leak:
     """A leak shape at byte ``offset`` of a file (see :func:`locate` for its line and column)."""
@@ -485,13 +489,13 @@ def _leaks(c: _Compiled, window: Data, lb: int, safe: int, base: int, out: list[
             out.append(Leak(code, base + s, what))
 
 
-def _scan_one(path: str, data: bytes, plan: ScanPlan) -> FileScan:
+def _scan_one(path: str, data: bytes, plan: ScanPlan, digest: str | None = None) -> FileScan:
     """The scan of a whole file in one block: what :class:`_Scanner` learns, without a window.
 
     Most kit files are small; for them the scanner's carry, look-back and per-block state cost
     more than the searches do.
     """
-    sent = _sent_one(path, data, plan)
+    sent = _sent_one(path, data, plan, digest)
     if isinstance(sent, FileScan):
         return sent
     counts = [0] * len(_compiled(plan).counters)
@@ -506,15 +510,18 @@ def _quiet(path: str, data: bytes, plan: ScanPlan) -> bool:
     return path not in plan.expect and c.quiet is not None and quiet(data, c.quiet)
 
 
-def _sent_one(path: str, data: bytes, plan: ScanPlan) -> Sent:
+def _sent_one(path: str, data: bytes, plan: ScanPlan, digest: str | None = None) -> Sent:
     """What a worker sends for a whole file in one block (see :data:`Sent`): for a file in which
     nothing any search would find, its size and digest alone, learnt in one compiled pass instead
-    of the half a dozen calls and their lists that cost most of a small file's scan."""
+    of the half a dozen calls and their lists that cost most of a small file's scan. ``digest``:
+    the file's hex SHA-256, if known already."""
     c = _compiled(plan)
+    if digest is None:
+        digest = hashlib.sha256(data).hexdigest()
     if _quiet(path, data, plan):
-        return len(data), hashlib.sha256(data).hexdigest()
+        return len(data), digest
     n = len(data)
-    scan = FileScan(path, n, hashlib.sha256(data).hexdigest())
+    scan = FileScan(path, n, digest)
     counts = [0] * len(c.counters)
     k = len(plan.placeholders)
     if path in plan.expect:
@@ -694,16 +701,20 @@ def scan_file(kit: KitFS, path: str, plan: ScanPlan, tick: Callable[[int], None]
     return _scan_run(kit, [path], plan, tick, _scan_one)[0]
 
 
-def _scan_run(kit: KitFS, paths: Sequence[str], plan: ScanPlan, tick: Callable[[int], None] | None, whole: Callable[[str, bytes, ScanPlan], _T]) -> list[_T | FileScan]:
+def _scan_run(kit: KitFS, paths: Sequence[str], plan: ScanPlan, tick: Callable[[int], None] | None, whole: Whole[_T]) -> list[_T | FileScan]:
     """:func:`scan_file` for each of ``paths``, in order, with ``whole`` taking a file read in one
     piece (see :func:`_sent_one`).
 
     Where the compiled hash runs, large files are hashed from their maps two at a time, side by
     side (see :class:`_Mapped`): each one found waits for the next, and the two go on together
-    until one ends, when the other waits in its turn. Two files are open at most.
+    until one ends, when the other waits in its turn. Two files are open at most. Files read in
+    one piece are hashed two at a time too (``mapped.digest_pair``): each waits, read, for the
+    next; a pair hashes in 0.56 times what hashlib takes for its two files one by one (files
+    of 400 KiB, workload B).
     """
     out: list[_T | FileScan | None] = [None] * len(paths)
     waiting: _Mapped | None = None
+    held: tuple[int, str, bytes] | None = None  # a file read whole, waiting for its pair
     for i, path in enumerate(paths):
         try:
             opened = kit.open_fd(path)
@@ -723,11 +734,26 @@ def _scan_run(kit: KitFS, paths: Sequence[str], plan: ScanPlan, tick: Callable[[
             waiting = lane if waiting is None else _pair(waiting, lane, out)
             continue
         try:
-            out[i] = _scan_fd(path, fd, size, plan, tick, whole)
+            if not (mapped.ACCELERATED and size < plan.block_size):
+                out[i] = _scan_fd(path, fd, size, plan, tick, whole)
+                continue
+            data = _read_whole(fd, size, tick)
+            if len(data) > size:  # it grew since its size was taken: read on, block by block
+                out[i] = _scan_grown(path, fd, data, plan, tick)
+            elif held is None:
+                held = (i, path, data)
+            else:
+                j, first, first_data = held
+                held = None
+                a, b = mapped.digest_pair(first_data, data)
+                out[j] = whole(first, first_data, plan, a)
+                out[i] = whole(path, data, plan, b)
         except OSError as exc:
             out[i] = _unreadable(path, exc)
         finally:
             os.close(fd)
+    if held is not None:
+        out[held[0]] = whole(held[1], held[2], plan, None)
     if waiting is not None:
         _alone(waiting, out)
     return out  # type: ignore[return-value]  # every slot filled
@@ -737,20 +763,28 @@ def _unreadable(path: str, exc: OSError) -> FileScan:
     return FileScan(path, error=MemberError(path, f"cannot be read ({exc.strerror})", "unreadable"))
 
 
-def _scan_fd(path: str, fd: int, size: int, plan: ScanPlan, tick: Callable[[int], None] | None, whole: Callable[[str, bytes, ScanPlan], _T]) -> _T | FileScan:
-    head: tuple[bytes, ...] = ()
+def _read_whole(fd: int, size: int, tick: Callable[[int], None] | None) -> bytes:
+    """A file that fits one block, in one read of exactly its size and one byte more (which a
+    plain file returns only if it grew)."""
+    data = os.read(fd, size + 1)
+    if tick is not None:
+        tick(len(data))
+    return data
+
+
+def _scan_grown(path: str, fd: int, head: bytes, plan: ScanPlan, tick: Callable[[int], None] | None) -> FileScan:
+    """The scan of a file whose first read, ``head``, found it larger than its size said."""
+    blocks = read_blocks(lambda buffer: os.readv(fd, [buffer]), plan.block_size)
+    return scan_blocks(path, itertools.chain((head,), blocks if tick is None else _ticking(blocks, tick)), plan)
+
+
+def _scan_fd(path: str, fd: int, size: int, plan: ScanPlan, tick: Callable[[int], None] | None, whole: Whole[_T]) -> _T | FileScan:
     if size < plan.block_size:
-        # Most kit files fit one block: one read of exactly their size (and one byte more,
-        # which a plain file returns only if it grew), no window to carry.
-        data = os.read(fd, size + 1)
-        if tick is not None:
-            tick(len(data))
+        # Most kit files fit one block: one read, no window to carry.
+        data = _read_whole(fd, size, tick)
         if len(data) <= size:
-            return whole(path, data, plan)
-        head = (data,)
-    if head:
-        blocks = read_blocks(lambda buffer: os.readv(fd, [buffer]), plan.block_size)
-        return scan_blocks(path, itertools.chain(head, blocks if tick is None else _ticking(blocks, tick)), plan)
+            return whole(path, data, plan, None)
+        return _scan_grown(path, fd, data, plan, tick)
     return _scan_stream(path, fd, plan, tick)
 
 

@@ -441,3 +441,44 @@ def test_quiet_run_answers_as_quiet_small_file_by_file(tmp_path: Path) -> None:
     sizes, digests = filescan.quiet_run(fs, paths, plan, LIMIT)
     assert [(n, digests[32 * i : 32 * i + 32]) if n >= 0 else None for i, n in enumerate(sizes)] == want
     assert [p for p, w in zip(paths, want) if w is not None] == ["a/quiet.txt", "b/c/deep.txt", "b/quiet.txt", "root.txt"]
+
+
+# -- digest_pair: files read whole, hashed two at a time --------------------------------------
+
+
+@needs_sha
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=3000), st.binary(max_size=3000))
+def test_digest_pair_gives_hashlibs_digest_of_each(a: bytes, b: bytes) -> None:
+    assert mapped.digest_pair(a, b) == (hashlib.sha256(a).hexdigest(), hashlib.sha256(b).hexdigest())
+    assert mapped.digest_pair(bytearray(b), memoryview(a)) == (hashlib.sha256(b).hexdigest(), hashlib.sha256(a).hexdigest())
+
+
+@needs_sha
+def test_files_read_whole_are_hashed_in_pairs_and_scanned_as_one_by_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    files = {
+        "r/a.txt": b"quiet\n" * 100,
+        "r/b.txt": b"the desktop ran it\n",
+        "r/c.txt": os.urandom(70_000),
+        "r/d.txt": b"read /home/bob/x\n",
+        "r/e.txt": b"",
+    }
+    for path, data in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_bytes(data)
+    paths = sorted(files)
+    plan = ScanPlan(records=frozenset(paths), paths=frozenset(paths), words=(("desktop",),))
+    pairs: list[tuple[int, int]] = []
+    digest_pair = mapped.digest_pair
+
+    def counted(a: bytes, b: bytes) -> tuple[str, str]:
+        pairs.append((len(a), len(b)))
+        return digest_pair(a, b)
+
+    monkeypatch.setattr(mapped, "digest_pair", counted)
+    paired = filescan._scan_run(FolderKit(tmp_path), paths, plan, None, filescan._scan_one)
+    assert pairs == [(600, 19), (70_000, 17)]  # the fifth waits alone, and is hashed alone
+    monkeypatch.setattr(mapped, "ACCELERATED", False)
+    alone = filescan._scan_run(FolderKit(tmp_path), paths, plan, None, filescan._scan_one)
+    assert paired == alone
+    assert [s.sha256 for s in paired] == [hashlib.sha256(files[p]).hexdigest() for p in paths]
