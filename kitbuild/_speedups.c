@@ -648,16 +648,22 @@ static PyObject *find_starts(PyObject *self, PyObject *const *args, Py_ssize_t n
     return offsets_list(&out, 2);
 }
 
-/* guarded_starts(data, needles, before, after): find_starts over the whole of data, keeping
- * only the occurrences that a byte of ``after`` follows and no byte of ``before`` precedes (an
- * occurrence at the very start has nothing before it; one at the very end fails). These are the
- * tests the leak gate puts on an anchor before it tries the shape's pattern there
- * (kitbuild.leaks.SHAPE_GUARDS): '10.' stands in the hex of every few records of workload B,
- * and refused in Python, one by one, those cost verify a fifth of its leak scan. */
-static PyObject *guarded_starts(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+/* leftmost_starts(data, needles, guards): the occurrences an Aho-Corasick search for the
+ * needles in leftmost-first order gives over all of data (from the left, none overlapping one
+ * taken before it, and at one offset the needle listed first: list the longest first for
+ * leftmost-longest), as (offset, needle index) pairs; then those that fail their needle's guard
+ * are dropped. ``guards`` holds, for each needle, None or (before, after): the needle is kept
+ * only where no byte of ``before`` precedes it (nothing precedes one at offset 0) and a byte of
+ * ``after`` follows it (one that ends the data fails).
+ *
+ * These are the leak shapes' anchors as kitbuild.leaks.ShapeFinder takes them: '10.' of a
+ * private IPv4 address stands in the hex of most of workload B's records, where its guard
+ * refuses it; one by one in Python, those refusals were a fifth of verify's leak scan. */
+static PyObject *leftmost_starts(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 4 || !PyBytes_Check(args[2]) || !PyBytes_Check(args[3])) {
-        PyErr_SetString(PyExc_TypeError, "guarded_starts(data, needles, before: bytes, after: bytes)");
+    const char *usage = "leftmost_starts(data, needles, guards: tuple of None or (before: bytes, after: bytes))";
+    if (nargs != 3 || !PyTuple_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, usage);
         return NULL;
     }
     PyObject *whole[4] = {args[0], args[1], NULL, NULL};
@@ -672,28 +678,52 @@ static PyObject *guarded_starts(PyObject *self, PyObject *const *args, Py_ssize_
     Needles w = {0};
     Offsets out = {0};
     Py_ssize_t start, stop;
-    int bad = needle_args(whole, 4, "guarded_starts(data, needles, before: bytes, after: bytes)", &w, &view, &start, &stop);
+    int bad = needle_args(whole, 4, usage, &w, &view, &start, &stop);
     Py_DECREF(whole[2]);
     Py_DECREF(whole[3]);
     if (bad < 0)
         return NULL;
-    unsigned char refuse[256] = {0}, allow[256] = {0};
-    for (Py_ssize_t i = 0; i < PyBytes_GET_SIZE(args[2]); i++)
-        refuse[(unsigned char)PyBytes_AS_STRING(args[2])[i]] = 1;
-    for (Py_ssize_t i = 0; i < PyBytes_GET_SIZE(args[3]); i++)
-        allow[(unsigned char)PyBytes_AS_STRING(args[3])[i]] = 1;
+    if (PyTuple_GET_SIZE(args[2]) != w.count) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "leftmost_starts: one guard (or None) for each needle");
+        return NULL;
+    }
+    /* The guards' byte tables, one pair per guarded needle. */
+    unsigned char refuse[MAX_NEEDLES][256], allow[MAX_NEEDLES][256];
+    int guarded[MAX_NEEDLES] = {0};
+    for (int k = 0; k < w.count; k++) {
+        PyObject *g = PyTuple_GET_ITEM(args[2], k);
+        if (g == Py_None)
+            continue;
+        if (!PyTuple_Check(g) || PyTuple_GET_SIZE(g) != 2 || !PyBytes_Check(PyTuple_GET_ITEM(g, 0)) || !PyBytes_Check(PyTuple_GET_ITEM(g, 1))) {
+            PyBuffer_Release(&view);
+            PyErr_SetString(PyExc_TypeError, usage);
+            return NULL;
+        }
+        guarded[k] = 1;
+        memset(refuse[k], 0, 256);
+        memset(allow[k], 0, 256);
+        for (int side = 0; side < 2; side++) {
+            PyObject *bytes = PyTuple_GET_ITEM(g, side);
+            for (Py_ssize_t i = 0; i < PyBytes_GET_SIZE(bytes); i++)
+                (side ? allow : refuse)[k][(unsigned char)PyBytes_AS_STRING(bytes)[i]] = 1;
+        }
+    }
     const unsigned char *d = (const unsigned char *)view.buf;
     Py_ssize_t n = view.len;
     Py_BEGIN_ALLOW_THREADS
     find_needles(d, 0, n, &w, &out, 0);
     if (!out.failed) {
-        Py_ssize_t kept = 0;
+        Py_ssize_t kept = 0, taken_to = -1;
         for (Py_ssize_t i = 0; i < out.len; i += 2) {
-            Py_ssize_t at = out.items[i], end = at + w.lens[out.items[i + 1]];
-            if ((at > 0 && refuse[d[at - 1]]) || end >= n || !allow[d[end]])
+            Py_ssize_t at = out.items[i], k = out.items[i + 1], end = at + w.lens[k];
+            if (at < taken_to)
+                continue;
+            taken_to = end;
+            if (guarded[k] && ((at > 0 && refuse[k][d[at - 1]]) || end >= n || !allow[k][d[end]]))
                 continue;
             out.items[kept++] = at;
-            out.items[kept++] = out.items[i + 1];
+            out.items[kept++] = k;
         }
         out.len = kept;
     }
@@ -1250,8 +1280,8 @@ static PyMethodDef methods[] = {
     {"contains", (PyCFunction)(void (*)(void))contains, METH_FASTCALL, "Whether needle occurs in data."},
     {"quiet", (PyCFunction)(void (*)(void))quiet, METH_FASTCALL,
      "Whether data holds no digest-long hex run, no e-mail '@' and none of the needles in groups."},
-    {"guarded_starts", (PyCFunction)(void (*)(void))guarded_starts, METH_FASTCALL,
-     "find_starts over all of data, keeping the occurrences that pass a byte test on either side."},
+    {"leftmost_starts", (PyCFunction)(void (*)(void))leftmost_starts, METH_FASTCALL,
+     "Leftmost-first, non-overlapping occurrences of the needles in all of data, less those their guards refuse."},
     {"kernel", (PyCFunction)(void (*)(void))kernel, METH_FASTCALL,
      "The vector scan that finds needles' candidates; with a name, use that one instead."},
     {"refill", (PyCFunction)(void (*)(void))refill, METH_FASTCALL,

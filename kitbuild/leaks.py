@@ -9,14 +9,13 @@ private text itself, so that a CI log of the report publishes nothing.
 
 from __future__ import annotations
 
-import itertools
 import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from kitbuild.digests import DIGEST_LENGTH, hex_runs
 from kitbuild.literals import LiteralFinder, find_together
-from kitbuild.speedups import COMPILED, MAX_NEEDLES, Data, guarded_starts
+from kitbuild.speedups import COMPILED, MAX_NEEDLES, Data, leftmost_starts
 
 # Shapes of paths that name a person or a machine's private folders, as bytes patterns. Each
 # matches the shape plus its next path component, so an allow entry can pass one folder only.
@@ -78,21 +77,6 @@ _MAX_LOCAL_PART = 64
 _AFTER = 4096
 
 
-def _apart(anchors: list[bytes], split: list[int]) -> bool:
-    """True when no occurrence of an anchor in ``split`` (indexes) can overlap one of any other
-    anchor, nor of itself: none holds another, and none ends with what another begins with."""
-    for i in split:
-        a = anchors[i]
-        if any(a[-k:] == a[:k] for k in range(1, len(a))):
-            return False
-        for j, b in enumerate(anchors):
-            if j == i:
-                continue
-            if a in b or b in a or any(a[-k:] == b[:k] for k in range(1, min(len(a), len(b)))) or any(b[-k:] == a[:k] for k in range(1, min(len(a), len(b)))):
-                return False
-    return True
-
-
 class ShapeFinder:
     """Matches of regex shapes, found from their anchors (see ``SHAPE_ANCHORS``)."""
 
@@ -113,29 +97,17 @@ class ShapeFinder:
             for anchor, back in known:
                 anchors.append(anchor)
                 owners.append((index, back, SHAPE_GUARDS.get(what)))
-        self._all_anchors = tuple(anchors)
-        # Anchors with a guard go apart, to one compiled search per guard that applies it
-        # (speedups.guarded_starts): most of them stand where the guard refuses them ('10.' in
-        # hex), and refused one by one here they cost verify a fifth of its leak scan on
-        # workload B. Only where that finds what the one search would: no guarded anchor can
-        # overlap another anchor, so the leftmost-longest choice among them changes nothing.
-        self._guarded: list[tuple[tuple[bytes, ...], int, bytes, bytes]] = []  # needles, first owner, before, after
-        split = [i for i, (_, _, guard) in enumerate(owners) if guard is not None]
-        groups: dict[tuple[frozenset[int], frozenset[int]], list[int]] = {}
-        for i in split:
-            guard = owners[i][2]
-            assert guard is not None
-            groups.setdefault(guard, []).append(i)
-        if COMPILED and split and all(len(ids) <= MAX_NEEDLES for ids in groups.values()) and _apart(anchors, split):
-            rest = [i for i in range(len(anchors)) if owners[i][2] is None]
-            order = rest + [i for ids in groups.values() for i in ids]
-            at = len(rest)
-            for (before, after), ids in groups.items():
-                self._guarded.append((tuple(anchors[i] for i in ids), at, bytes(sorted(before)), bytes(sorted(after))))
-                at += len(ids)
-            anchors, owners = [anchors[i] for i in rest], [owners[i] for i in order]
         self._owners = owners
         self._anchors = LiteralFinder(anchors) if anchors else None
+        # With the compiled scans, the anchors are found, chosen leftmost-longest and tested
+        # against their guards in one call (speedups.leftmost_starts): most '10.' in a record's
+        # hex are refused by the guard, and refused one by one here they cost verify a fifth of
+        # its leak scan on workload B. The longest first, as the automaton picks at one offset.
+        self._compiled: tuple[tuple[bytes, ...], list[int], tuple[tuple[bytes, bytes] | None, ...]] | None = None
+        if COMPILED and 1 < len(anchors) <= MAX_NEEDLES:
+            order = sorted(range(len(anchors)), key=lambda i: (-len(anchors[i]), i))
+            guards = tuple(None if (g := owners[i][2]) is None else (bytes(sorted(g[0])), bytes(sorted(g[1]))) for i in order)
+            self._compiled = (tuple(anchors[i] for i in order), order, guards)
 
     @property
     def anchors(self) -> tuple[bytes, ...] | None:
@@ -143,41 +115,44 @@ class ShapeFinder:
         anchor and is searched for everywhere."""
         if self._unanchored:
             return None
-        return self._all_anchors
+        return tuple(self._anchors.literals) if self._anchors is not None else ()
 
     @property
     def anchor_finder(self) -> LiteralFinder | None:
-        """What finds the anchors but the guarded ones searched apart (see
-        :func:`~kitbuild.literals.find_together`)."""
+        """What finds the anchors (see :func:`~kitbuild.literals.find_together`)."""
         return self._anchors
 
     def find(self, data: Data, anchored: list[tuple[int, int, int]] | None = None) -> list[tuple[int, int, int]]:
         """(start, end, shape index) of every match, in order; ``anchored``: the anchor finder's
         matches in ``data``, if already found."""
         found: set[tuple[int, int, int]] = set()
-        hits: Iterable[tuple[int, int, int]] = ()
-        if self._anchors is not None:
-            hits = self._anchors.find(data) if anchored is None else anchored
-        for needles, first, before, after in self._guarded:
-            hits = itertools.chain(hits, [(at, at + len(needles[k]), first + k) for at, k in guarded_starts(data, needles, before, after)])
-        for a_start, a_end, a in hits:
-            index, back, guard = self._owners[a]
-            if guard is not None and ((a_start > 0 and data[a_start - 1] in guard[0]) or a_end >= len(data) or data[a_end] not in guard[1]):
-                continue
-            if back is None:
-                start = a_start
-                floor = max(0, a_start - _MAX_LOCAL_PART)
-                while start > floor and data[start - 1] in _LOCAL_PART:
-                    start -= 1
-            else:
-                start = a_start - back
-                if start < 0:
+        hits: list[tuple[int, int, int]] = []
+        if anchored is not None:
+            hits = anchored
+        elif self._compiled is not None:
+            needles, order, guards = self._compiled
+            hits = [(at, at + len(needles[k]), order[k]) for at, k in leftmost_starts(data, needles, guards)]
+        elif self._anchors is not None:
+            hits = self._anchors.find(data)
+        if hits:
+            for a_start, a_end, a in hits:
+                index, back, guard = self._owners[a]
+                if guard is not None and ((a_start > 0 and data[a_start - 1] in guard[0]) or a_end >= len(data) or data[a_end] not in guard[1]):
                     continue
-            line_end = data.find(b"\n", a_end, a_end + _AFTER)
-            hi = line_end if line_end >= 0 else min(len(data), a_end + _AFTER)
-            m = self.patterns[index].match(data, start, hi)
-            if m is not None and a_end <= m.end():
-                found.add((m.start(), m.end(), index))
+                if back is None:
+                    start = a_start
+                    floor = max(0, a_start - _MAX_LOCAL_PART)
+                    while start > floor and data[start - 1] in _LOCAL_PART:
+                        start -= 1
+                else:
+                    start = a_start - back
+                    if start < 0:
+                        continue
+                line_end = data.find(b"\n", a_end, a_end + _AFTER)
+                hi = line_end if line_end >= 0 else min(len(data), a_end + _AFTER)
+                m = self.patterns[index].match(data, start, hi)
+                if m is not None and a_end <= m.end():
+                    found.add((m.start(), m.end(), index))
         for index in self._unanchored:
             found.update((m.start(), m.end(), index) for m in self.patterns[index].finditer(data))
         return sorted(found)

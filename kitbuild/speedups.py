@@ -90,16 +90,25 @@ def py_find_starts(data: Data, needles: tuple[bytes, ...], start: int, stop: int
     return found
 
 
-def py_guarded_starts(data: Data, needles: tuple[bytes, ...], before: bytes, after: bytes) -> list[tuple[int, int]]:
-    """:func:`py_find_starts` over all of ``data``, keeping the occurrences that a byte of ``after``
-    follows and no byte of ``before`` precedes (nothing precedes one at offset 0; one that ends
-    the data fails)."""
+def py_leftmost_starts(data: Data, needles: tuple[bytes, ...], guards: tuple[tuple[bytes, bytes] | None, ...]) -> list[tuple[int, int]]:
+    """(offset, needle index) of the occurrences a leftmost-first search gives over all of
+    ``data`` (none overlapping one taken before it; at one offset, the needle listed first), less
+    those their needle's guard refuses: a guard (before, after) keeps an occurrence only where no
+    byte of ``before`` precedes it and a byte of ``after`` follows it."""
+    if len(guards) != len(needles):
+        raise ValueError("one guard (or None) for each needle")
     n = len(data)
-    return [
-        (at, k)
-        for at, k in py_find_starts(data, needles, 0, n)
-        if not (at > 0 and data[at - 1] in before) and at + len(needles[k]) < n and data[at + len(needles[k])] in after
-    ]
+    out = []
+    taken_to = -1
+    for at, k in py_find_starts(data, needles, 0, n):
+        if at < taken_to:
+            continue
+        end = taken_to = at + len(needles[k])
+        guard = guards[k]
+        if guard is not None and ((at > 0 and data[at - 1] in guard[0]) or end >= n or data[end] not in guard[1]):
+            continue
+        out.append((at, k))
+    return out
 
 
 def py_email_ats(data: Data, start: int, end: int) -> list[int]:
@@ -211,7 +220,7 @@ def py_withheld_spans(data: Data, withheld: frozenset[bytes]) -> list[tuple[int,
 hex_runs: Callable[[Data], list[tuple[int, int]]] = py_hex_runs
 count_starts: Callable[[Data, tuple[bytes, ...], int, int], list[int]] = py_count_starts
 find_starts: Callable[[Data, tuple[bytes, ...], int, int], list[tuple[int, int]]] = py_find_starts
-guarded_starts: Callable[[Data, tuple[bytes, ...], bytes, bytes], list[tuple[int, int]]] = py_guarded_starts
+leftmost_starts: Callable[[Data, tuple[bytes, ...], tuple[tuple[bytes, bytes] | None, ...]], list[tuple[int, int]]] = py_leftmost_starts
 email_ats: Callable[[Data, int, int], list[int]] = py_email_ats
 census: Callable[[Data, int, int, int, dict[bytes, list[int]]], list[int]] = py_census
 withheld_spans: Callable[[Data, frozenset[bytes]], list[tuple[int, int]]] = py_withheld_spans
@@ -230,7 +239,7 @@ if not os.environ.get("KITBUILD_PURE_PYTHON"):
         hex_runs = _speedups.hex_runs
         count_starts = _speedups.count_starts
         find_starts = _speedups.find_starts
-        guarded_starts = _speedups.guarded_starts
+        leftmost_starts = _speedups.leftmost_starts
         email_ats = _speedups.email_ats
         census = _speedups.census
         withheld_spans = _speedups.withheld_spans

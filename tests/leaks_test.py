@@ -176,27 +176,17 @@ _MIXED_PIECES = [*_IP_PIECES, b"/home/", b"\\/home\\/", b"/root/", b"/mnt/", b"/
 @given(st.lists(st.sampled_from(_MIXED_PIECES), max_size=40).map(b"".join))
 @example(b"/home/root/10.1.2.3/mnt/x")
 @example(b"10.0.0.1 /root/10.2.3.4")
-def test_guarded_anchors_searched_apart_find_what_one_search_finds(data: bytes) -> None:
-    # With the compiled scans, the IPv4 anchors (guarded) are searched apart from the path
-    # anchors, their guards applied in C: every shape's matches stay those of one search.
+def test_anchors_found_and_guarded_in_one_compiled_call_give_the_automatons_matches(data: bytes) -> None:
+    # With the compiled scans the anchors are found, chosen and guarded by leftmost_starts;
+    # without, by the automaton and the guards here: every shape's matches are the same.
     from kitbuild import leaks
     from kitbuild.filescan import LEAK_SHAPES
 
     shapes = [(what, shape) for _, what, shape in LEAK_SHAPES if "e-mail" not in what]
-    apart = leaks.ShapeFinder(shapes)
+    compiled = leaks.ShapeFinder(shapes)
     with patch.object(leaks, "COMPILED", False):
-        together = leaks.ShapeFinder(shapes)
-    assert not together._guarded
-    if leaks.COMPILED:
-        assert apart._guarded and apart.anchors is not None and set(apart.anchors) == set(together.anchors or ())
-    assert apart.find(data) == together.find(data)
-    assert apart.find(bytearray(data)) == together.find(data)
-
-
-def test_anchors_that_could_overlap_another_are_not_searched_apart() -> None:
-    from kitbuild import leaks
-
-    assert leaks._apart([b"10.", b"/home/"], [0])
-    assert not leaks._apart([b"10.", b"x10"], [0])  # 'x10.' holds the start of one in the end of the other
-    assert not leaks._apart([b"10.", b"/10./"], [0])  # one inside the other
-    assert not leaks._apart([b"1.1", b"/x/"], [0])  # '1.1.1': it overlaps itself
+        automaton = leaks.ShapeFinder(shapes)
+    assert automaton._compiled is None
+    assert (compiled._compiled is not None) == leaks.COMPILED
+    assert compiled.find(data) == automaton.find(data)
+    assert compiled.find(bytearray(data)) == automaton.find(data)

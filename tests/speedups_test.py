@@ -34,7 +34,7 @@ from kitbuild.speedups import (
     py_count_starts,
     py_email_ats,
     py_find_starts,
-    py_guarded_starts,
+    py_leftmost_starts,
     py_hex_runs,
     py_quiet,
     py_refill,
@@ -326,27 +326,41 @@ def test_find_starts_takes_its_needles_as_a_tuple_of_bytes():
         _speedups.find_starts(b"abc", ("a",), 0, 3)
 
 
-@pytest.mark.parametrize(("data", "want"), [
-    (b"10.1 x10.2 10.", [(0, 0), (6, 0)]),        # at the start nothing precedes; at the end nothing follows
-    (b"0.10.1 110.2 10.x", []),                   # a digit or dot before, no digit after
-    (b"192.168.1.1,172.16.0.1", [(0, 1), (12, 2)]),
+IP_GUARD = (b"0123456789.", b"0123456789")
+
+
+@pytest.mark.parametrize(("data", "needles", "guards", "want"), [
+    (b"10.1 x10.2 10.", (b"10.",), (IP_GUARD,), [(0, 0), (6, 0)]),       # nothing before the first; nothing after the last
+    (b"0.10.1 110.2 10.x", (b"10.",), (IP_GUARD,), []),                  # a digit or dot before, no digit after
+    (b"192.168.1.1,172.16.0.1", (b"192.168.", b"172.", b"10."), (IP_GUARD,) * 3, [(0, 0), (12, 1)]),
+    (b"/home/root/x", (b"/home/", b"/root/"), (None, None), [(0, 0)]),  # '/root/' overlaps the '/home/' taken
+    (b"xaab", (b"aa", b"a", b"ab"), (None, None, None), [(1, 0)]),        # at one offset the first listed; then none overlapping
+    (b"x10.5", (b"x1", b"10."), (None, IP_GUARD), [(0, 0)]),             # a needle taken hides one it overlaps, guarded or not
+    (b"1x10.5", (b"10.", b"x1"), (IP_GUARD, None), [(1, 1)]),
 ])
-@pytest.mark.parametrize("impl", [py_guarded_starts, pytest.param(getattr(_speedups, "guarded_starts", None), marks=needs_c, id="c")])
-def test_guarded_starts_explicit_cases(impl, data, want):
-    assert impl(data, (b"10.", b"192.168.", b"172."), b"0123456789.", b"0123456789") == want
+@pytest.mark.parametrize("impl", [py_leftmost_starts, pytest.param(getattr(_speedups, "leftmost_starts", None), marks=needs_c, id="c")])
+def test_leftmost_starts_explicit_cases(impl, data, needles, guards, want):
+    assert impl(data, needles, guards) == want
 
 
 @needs_c
 @settings(max_examples=500, deadline=None)
-@given(find_cases(), st.sampled_from([(b"0123456789.", b"0123456789"), (b"", b"ab"), (b"a\x00", b"\x00\xffab")]))
-def test_guarded_starts_agrees(case, guard):
-    """C guarded_starts gives py_guarded_starts' occurrences, with either candidate scan."""
+@given(find_cases(), st.sampled_from([IP_GUARD, (b"", b"ab"), (b"a\x00", b"\x00\xffab"), None]), st.integers(0, 2**16))
+def test_leftmost_starts_agrees(case, guard, which):
+    """C leftmost_starts gives py_leftmost_starts' occurrences, with either candidate scan."""
     (data, _, _), needles = case
-    want = py_guarded_starts(data, needles, *guard)
+    guards = tuple(guard if which >> k & 1 else None for k in range(len(needles)))
+    want = py_leftmost_starts(data, needles, guards)
     for name in KERNELS:
         with kernel(name):
-            assert _speedups.guarded_starts(data, needles, *guard) == want, name
-            assert _speedups.guarded_starts(bytearray(data), needles, *guard) == want, name
+            assert _speedups.leftmost_starts(data, needles, guards) == want, name
+            assert _speedups.leftmost_starts(bytearray(data), needles, guards) == want, name
+
+
+@pytest.mark.parametrize("impl", [py_leftmost_starts, pytest.param(getattr(_speedups, "leftmost_starts", None), marks=needs_c, id="c")])
+def test_leftmost_starts_wants_a_guard_or_none_for_each_needle(impl):
+    with pytest.raises(ValueError):
+        impl(b"abc", (b"a", b"b"), (None,))
 
 
 # -- email_ats -----------------------------------------------------------------------------
