@@ -73,6 +73,11 @@ SHAPE_GUARDS: dict[str, tuple[frozenset[int], frozenset[int]]] = {
 }
 _LOCAL_PART = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._%+-")
 _MAX_LOCAL_PART = 64
+# Where the first bytes of a window hold a NUL, its anchors are left to the automaton: in binary
+# bytes its prefilter runs faster than the compiled search (13.5 against 6.7 GB/s on workload
+# A's files), in text slower (3.9 against 7.1 on B's records, counting the guards). The same
+# matches either way.
+_SNIFF = 4096
 # How far past its anchor a shape's match may reach (it never crosses a line end).
 _AFTER = 4096
 
@@ -129,7 +134,7 @@ class ShapeFinder:
         hits: list[tuple[int, int, int]] = []
         if anchored is not None:
             hits = anchored
-        elif self._compiled is not None:
+        elif self._compiled is not None and data.find(b"\0", 0, _SNIFF) < 0:
             needles, order, guards = self._compiled
             hits = [(at, at + len(needles[k]), order[k]) for at, k in leftmost_starts(data, needles, guards)]
         elif self._anchors is not None:

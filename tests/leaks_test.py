@@ -169,7 +169,7 @@ def test_the_anchor_guards_rule_out_only_what_the_shape_refuses(data: bytes) -> 
     assert guarded.find(data) == everywhere.find(data) == [(m.start(), m.end(), 0) for m in re.finditer(shapes[0][1], data)]
 
 
-_MIXED_PIECES = [*_IP_PIECES, b"/home/", b"\\/home\\/", b"/root/", b"/mnt/", b"/ro", b"ws-", b"C:\\Users\\", b"file://", b"x", b"/", b"bob", b"\\"]
+_MIXED_PIECES = [*_IP_PIECES, b"\0", b"/home/", b"\\/home\\/", b"/root/", b"/mnt/", b"/ro", b"ws-", b"C:\\Users\\", b"file://", b"x", b"/", b"bob", b"\\"]
 
 
 @settings(max_examples=400, deadline=None)
@@ -190,3 +190,20 @@ def test_anchors_found_and_guarded_in_one_compiled_call_give_the_automatons_matc
     assert (compiled._compiled is not None) == leaks.COMPILED
     assert compiled.find(data) == automaton.find(data)
     assert compiled.find(bytearray(data)) == automaton.find(data)
+
+
+def test_a_window_of_binary_bytes_leaves_its_anchors_to_the_automaton(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kitbuild import leaks
+    from kitbuild.filescan import LEAK_SHAPES
+
+    shapes = [(what, shape) for _, what, shape in LEAK_SHAPES if "e-mail" not in what]
+    finder = leaks.ShapeFinder(shapes)
+    if finder._compiled is None:
+        pytest.skip("the compiled scans do not run here")
+    calls: list[int] = []
+    leftmost = leaks.leftmost_starts
+    monkeypatch.setattr(leaks, "leftmost_starts", lambda data, *rest: calls.append(len(data)) or leftmost(data, *rest))
+    text, binary = b"read /home/bob/x at 10.1.2.3\n", b"\0\1read /home/bob/x at 10.1.2.3\n"
+    assert [what for _, _, what in finder.find(text)] == [0, len(shapes) - 1]
+    assert [what for _, _, what in finder.find(binary)] == [0, len(shapes) - 1]
+    assert calls == [len(text)]
