@@ -1164,6 +1164,21 @@ class Receiver:
         self.placeholders = _ZEROS.setdefault(len(plan.placeholders), [0] * len(plan.placeholders))
         self.words = _ZEROS.setdefault(len(plan.words), [0] * len(plan.words))
 
+    def receive_quiet(self, run: list[str], sizes: list[int], digests: bytes, out: dict[str, FileScan]) -> tuple[int, int]:
+        """Add the scans of the files of ``run`` found quiet (see :func:`quiet_run`: a size, -1
+        for a file left, and 32 raw digest bytes each); returns the files and bytes added. (Made
+        straight from the packed answers: as (size, digest) pairs first, 100,000 of them cost the
+        main process another 60 ms while a worker was still busy.)"""
+        placeholders, words, intern, new = self.placeholders, self.words, sys.intern, FileScan
+        hexed = digests.hex()
+        files = size = 0
+        for i, (path, n) in enumerate(zip(run, sizes)):
+            if n >= 0:
+                out[path] = new(path, n, intern(hexed[64 * i : 64 * i + 64]), None, _EMPTY_DIGESTS, placeholders, words, _EMPTY_LEAKS, _EMPTY_PAIRS)
+                files += 1
+                size += n
+        return files, size
+
     def receive(self, run: list[str], result: list[Sent], out: dict[str, FileScan], loud: list[str]) -> int:
         """Add the scans of ``run`` to ``out``, and to ``loud`` the paths of those sent whole;
         returns the bytes they hold."""

@@ -28,7 +28,7 @@ import mmap
 import multiprocessing
 import os
 from multiprocessing.connection import Connection
-from typing import AbstractSet, Sequence, cast
+from typing import AbstractSet, Sequence
 
 from kitbuild.filescan import FileScan, Receiver, ScanPlan, Sent, quiet_run, sent_small
 from kitbuild.kitfs import KitFS
@@ -100,11 +100,6 @@ def _work(kit: KitFS, plan: ScanPlan, runs: list[list[str]], tokens: int, stop: 
     out.close()
 
 
-def _unpacked(sizes: list[int], digests: bytes) -> list[Sent | None]:
-    hexed = digests.hex()
-    return [(n, hexed[64 * i : 64 * i + 64]) if n >= 0 else None for i, n in enumerate(sizes)]
-
-
 class Prescan:
     """Workers scanning small quiet files ahead of the plan (see the module doc)."""
 
@@ -158,14 +153,13 @@ class Prescan:
             self.cancel()
         receiver = Receiver(plan)
         for k in sorted(taken):
-            sent = _unpacked(*taken.pop(k))  # (each run's answers freed once its scans are made)
-            for i, scan in whole.pop(k, ()):
-                sent[i] = scan
-            run, finished = self.runs[k], cast("list[Sent]", sent)
-            if None in sent or not skip.isdisjoint(run):  # (most runs are finished whole)
-                kept = [(p, s) for p, s in zip(run, sent) if s is not None and p not in skip]
-                run, finished = [p for p, _ in kept], [s for _, s in kept]
-            progress.advance(len(run), receiver.receive(run, finished, out, loud))
+            sizes, digests = taken.pop(k)  # (each run's answers freed once its scans are made)
+            run, scanned = self.runs[k], whole.pop(k, ())
+            if scanned or not skip.isdisjoint(run):  # (most runs are all quiet, none skipped)
+                sizes = [-1 if p in skip else n for p, n in zip(run, sizes)]
+                kept = [(run[i], scan) for i, scan in scanned if scan is not None and run[i] not in skip]
+                progress.advance(len(kept), receiver.receive([p for p, _ in kept], [scan for _, scan in kept], out, loud))
+            progress.advance(*receiver.receive_quiet(run, sizes, digests, out))
 
     def cancel(self) -> None:
         """Stop the workers and let go of the pipe (safe to call twice)."""

@@ -139,6 +139,12 @@ def test_a_worker_that_dies_leaves_its_runs_to_the_full_pass(kit: Path, tmp_path
     assert verify_json(verify(copy, jobs=2)) == serial
 
 
+def _unpacked(sizes: list[int], digests: bytes) -> list[tuple[int, str] | None]:
+    """A packed run (see prescan._Packed) as (size, hex digest) per file, None where left."""
+    hexed = digests.hex()
+    return [(n, hexed[64 * i : 64 * i + 64]) if n >= 0 else None for i, n in enumerate(sizes)]
+
+
 def _run_worker(tmp_path: Path, files: dict[str, bytes], plan: ScanPlan) -> tuple[list[tuple[int, list[tuple[int, str] | None]]], int, int]:
     """``_work`` over ``files`` in this process: what it sends, the stop flag and the runs left."""
     for path, data in files.items():
@@ -150,7 +156,7 @@ def _run_worker(tmp_path: Path, files: dict[str, bytes], plan: ScanPlan) -> tupl
     receive, send = multiprocessing.Pipe(duplex=False)
     try:
         prescan._work(FolderKit(tmp_path), plan, runs, read, stop, send)
-        sent = [(k, prescan._unpacked(sizes, digests)) for k, sizes, digests in receive.recv()]
+        sent = [(k, _unpacked(sizes, digests)) for k, sizes, digests in receive.recv()]
         left = 0
         while prescan._take(read) is not None:
             left += 1
