@@ -9,9 +9,12 @@ travels with it is rendered only in jinja2's sandbox, and every path it names go
 
 Each file is read once (:mod:`kitbuild.filescan`), in worker processes when there is enough
 to share; the small files the plan is made of (index.json, provenance.json, SHA256SUMS, a
-travelling template) are read whole and scanned from memory. A file is read a second time only to
-put line numbers on findings in it, or when a head start (:mod:`kitbuild.prescan`) found
-something in it before the plan was whole.
+travelling template) are read whole and scanned from memory. The workers start before the
+checks that need no file's bytes (the schemas, the pages, SHA256SUMS): on the files below the
+root as soon as the kit is listed and its two JSON files parsed, or, for a kit of many small
+files, on a head start (:mod:`kitbuild.prescan`) sooner still. A file is read a second time only
+to put line numbers on findings in it, or when that head start found something in it before the
+plan was whole.
 """
 
 from __future__ import annotations
@@ -346,7 +349,7 @@ class _Start(NamedTuple):
     """What verify learns before index.json is checked: enough for a head start (kitbuild.prescan)."""
 
     index_json: _Json  # read, not yet parsed
-    provenance_json: _Json  # read and checked
+    provenance_json: _Json  # read and parsed (checked against its schema in _check)
     provenance_findings: list[Finding]
     parts: dict[str, Any]
     word_rules: list[tuple[dict[str, Any], tuple[str, ...] | None]]
