@@ -106,6 +106,32 @@ def test_a_head_start_gives_the_report_one_process_gives(kit: Path, tmp_path: Pa
     assert not spy.finished & {READING, f"{LS}/full-s1/run/weights.bin", NOTES if broken else ""}
 
 
+def test_a_kit_of_large_files_starts_its_full_pass_at_once(kit: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where index.json lists mostly files larger than a small one, there is no head start for
+    small files: the full pass starts before the schemas and pages, with the same report."""
+    from kitbuild import filescan
+
+    copy = _copy(kit, tmp_path / "kit", True)
+    serial = verify_json(verify(copy, jobs=1))
+    monkeypatch.setattr(prescan, "SMALL", 1)  # every listed file is larger
+    monkeypatch.setattr(filescan, "_SERIAL_BELOW_S", 0.0)
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a head start for a kit of large files")
+
+    monkeypatch.setattr(Prescan, "__init__", refused)
+    started: list[int] = []
+    init = filescan.StartedScan.__init__
+
+    def counted(self: filescan.StartedScan, *args: object) -> None:
+        init(self, *args)  # type: ignore[arg-type]
+        started.append(len(self.paths))
+
+    monkeypatch.setattr(filescan.StartedScan, "__init__", counted)
+    assert verify_json(verify(copy, jobs=2)) == serial
+    assert started and started[0] > 9  # the files below the root, begun first
+
+
 def test_a_template_read_whole_is_not_scanned_twice(templated: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     copy = copy_kit(templated, tmp_path / "kit")
     template = next(p for p in (copy / "_templates").iterdir())
@@ -209,6 +235,8 @@ def test_only_several_cores_a_folder_and_many_files_get_a_head_start(monkeypatch
     assert not Prescan.wanted(1999, 2, sequential=False)
     assert not Prescan.wanted(2000, 1, sequential=False)
     assert not Prescan.wanted(2000, 2, sequential=True)
+    assert Prescan.wanted(2000, 2, sequential=False, sizes=[10, 10, 10**6])  # mostly small files
+    assert not Prescan.wanted(2000, 2, sequential=False, sizes=[10, 10**6, 10**6])  # mostly large ones
     monkeypatch.setattr(prescan.multiprocessing, "get_all_start_methods", lambda: ["spawn"])
     assert not Prescan.wanted(2000, 2, sequential=False)  # where workers cannot be forked
 
