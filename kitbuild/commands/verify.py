@@ -46,6 +46,7 @@ BUILT_IN = "built-in"
 TEMPLATE_LIMIT = 1 << 20
 _SUMS_LINE = re.compile(r"([0-9A-Fa-f]{64}) ([ *])(.+)")
 _HEX = re.compile(r"[0-9a-f]{64}")
+_DIGITS = re.compile(rb"[0-9]{1,19}")
 _SCANNED_SIZE = operator.attrgetter("size")
 _SHA256 = operator.attrgetter("sha256")
 _KIND = operator.attrgetter("kind")
@@ -348,8 +349,7 @@ def verify(
 class _Start(NamedTuple):
     """What verify learns before index.json is checked: enough for a head start (kitbuild.prescan)."""
 
-    index_json: _Json  # read and parsed (checked against its schema in _check)
-    index_findings: list[Finding]
+    index_json: _Json  # read, not yet parsed
     provenance_json: _Json  # read and parsed (checked against its schema in _check)
     provenance_findings: list[Finding]
     parts: dict[str, Any]
@@ -363,45 +363,53 @@ class _Start(NamedTuple):
 def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> VerifyReport:
     # index.json first, so that a folder without one fails before any worker starts.
     index = _read_json(fs, kit_index.INDEX, True)
-    index_findings: list[Finding] = []
-    _parse_json(index, index_findings, "KB001", "index")
     provenance_findings: list[Finding] = []
     provenance = _parse_json(_read_json(fs, kit_index.PROVENANCE, False), provenance_findings, "KB005", "provenance")
     parts = _provenance_parts(provenance)
     word_rules = [(r, _word_forms(r)) for r in parts["rules"]]
     words = tuple(forms for _, forms in word_rules if forms is not None)
     members = {m.path: m for m in fs.members(sizes=False)}
-    start = _Start(index, index_findings, provenance, provenance_findings, parts, word_rules, words, members)
+    start = _Start(index, provenance, provenance_findings, parts, word_rules, words, members)
     workers = jobs or default_jobs()
     # The files below the root: those at the root are the pages and the files read whole.
     small = [p for p, m in members.items() if m.kind == FILE and "/" in p]
     with contextlib.ExitStack() as cleanup:  # stops whatever workers _check started, however it ends
         prescan = None
-        if Prescan.wanted(len(small), workers, fs.sequential, _size_sample(index)):
+        if Prescan.wanted(len(small), workers, fs.sequential, _size_sample(index.data)):
             # Placeholders and words: what the quiet test looks for, all from provenance.json.
             prescan = Prescan(fs, small, ScanPlan(records=frozenset(), paths=frozenset(), placeholders=parts["placeholders"], words=words), workers)
             cleanup.callback(prescan.cancel)
         return _check(fs, kit, workers, progress, start, prescan, cleanup)
 
 
-def _size_sample(index: _Json) -> list[int]:
-    """The sizes of 256 files index.json lists, spread over them (fewer if it lists fewer): what
-    :meth:`Prescan.wanted` judges the kit's files by. Sizes from a file that may be wrong only
-    choose the faster way; the report is the same either way."""
-    files = index.document.get("files") if isinstance(index.document, dict) else None
-    if not isinstance(files, list) or not files:
-        return []
-    sample = files[:: max(1, len(files) // 256)]
-    return [e["size"] for e in sample if isinstance(e, dict) and isinstance(e.get("size"), int)]
+def _size_sample(data: bytes | None) -> list[int]:
+    """The sizes of up to 256 of the files index.json lists, spread over them, read off its bytes
+    (``"size": N`` as the build writes it) without parsing it: what :meth:`Prescan.wanted` judges
+    the kit's files by, before the head start that parsing 100,000 entries would delay. Sizes
+    from a file that may be wrong, or laid out otherwise, only choose the faster way; the report
+    is the same either way."""
+    out: list[int] = []
+    if not data:
+        return out
+    step = max(1, len(data) // 256)
+    for at in range(0, len(data), step):
+        i = data.find(b'"size": ', at)
+        if i < 0:
+            break
+        digits = _DIGITS.match(data, i + 8)
+        if digits is not None:
+            out.append(int(digits.group()))
+    return out
 
 
 def _check(fs: KitFS, kit: str, jobs: int, progress: Progress, start: _Start, prescan: Prescan | None, cleanup: contextlib.ExitStack) -> VerifyReport:
     """Every check, from what :func:`_verify` read first; ``prescan``, if running, is joined for
     the pass over the files. Workers started here are stopped by ``cleanup`` if a check fails."""
-    index, index_findings, provenance, provenance_findings, parts, word_rules, words, members = start
+    index, provenance, provenance_findings, parts, word_rules, words, members = start
     checks = new_checks()
-    findings: list[Finding] = list(index_findings)
+    findings: list[Finding] = []
 
+    _parse_json(index, findings, "KB001", "index")
     # The schemas are checked after the head start below, if there is one; with the small
     # files' own head start (prescan), now, before the sets of 100,000 paths below are made:
     # the canonical copy of index.json it compares against would add its size to the peak.
