@@ -106,6 +106,17 @@ def test_a_head_start_gives_the_report_one_process_gives(kit: Path, tmp_path: Pa
     assert not spy.finished & {READING, f"{LS}/full-s1/run/weights.bin", NOTES if broken else ""}
 
 
+def test_the_size_sample_is_read_off_index_jsons_bytes_as_the_build_writes_them() -> None:
+    from kitbuild.commands.verify import _size_sample
+    from kitbuild.jsonfile import dump_json
+
+    document = {"kit": "k", "files": [{"path": f"r/{i}", "size": i * 1000, "sha256": "ab" * 32} for i in range(1000)]}
+    sample = _size_sample(dump_json(document))
+    assert 200 <= len(sample) <= 257 and set(sample) <= {i * 1000 for i in range(1000)}
+    assert sample == sorted(sample) and sample[0] == 0 and sample[-1] >= 990_000  # spread over the whole list
+    assert _size_sample(None) == _size_sample(b"") == _size_sample(b'{"files": "no sizes"}') == []
+
+
 def test_a_kit_of_large_files_starts_its_full_pass_at_once(kit: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Where index.json lists mostly files larger than a small one, there is no head start for
     small files: the full pass starts before the schemas and pages, with the same report."""
