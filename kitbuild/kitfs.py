@@ -226,12 +226,7 @@ class FolderKit(KitFS):
         if why:
             raise MemberError(path, why, "refused")
         folder, _, name = path.rpartition("/")
-        held = self.__dict__.get("_dirs")
-        parent = held.get(folder) if held else None
-        if parent is None:
-            if len(held or ()) + folder.count("/") + 2 > self._HELD_DIRS:
-                self.close()  # room for every folder on this path, which the walk below may open
-            parent = self._dir_fd(path, folder)
+        parent = self._held_dir(path, folder)
         try:
             fd = os.open(name, self._FILE_FLAGS, dir_fd=parent)
         except OSError as exc:
@@ -249,15 +244,20 @@ class FolderKit(KitFS):
     def folder_fd(self, folder: str) -> int | None:
         if not self._AT or refusal(folder + "/x" if folder else "x"):
             return None
-        held = self.__dict__.get("_dirs")
-        if held and folder in held:
-            return held[folder]  # type: ignore[no-any-return]
-        if len(held or ()) + folder.count("/") + 2 > self._HELD_DIRS:
-            self.close()
         try:
-            return self._dir_fd(folder, folder)
+            return self._held_dir(folder, folder)
         except MemberError:
             return None
+
+    def _held_dir(self, path: str, folder: str) -> int:
+        """The descriptor of ``folder``, opened (see :meth:`_dir_fd`) if not held yet."""
+        held = self.__dict__.get("_dirs")
+        parent = held.get(folder) if held else None
+        if parent is None:
+            if len(held or ()) + folder.count("/") + 2 > self._HELD_DIRS:
+                self.close()  # room for every folder on this path, which the walk below may open
+            parent = self._dir_fd(path, folder)
+        return parent
 
     def _dir_fd(self, path: str, folder: str) -> int:
         dirs: dict[str, int] = self.__dict__.setdefault("_dirs", {})

@@ -139,25 +139,24 @@ class ShapeFinder:
             hits = [(at, at + len(needles[k]), order[k]) for at, k in leftmost_starts(data, needles, guards)]
         elif self._anchors is not None:
             hits = self._anchors.find(data)
-        if hits:
-            for a_start, a_end, a in hits:
-                index, back, guard = self._owners[a]
-                if guard is not None and ((a_start > 0 and data[a_start - 1] in guard[0]) or a_end >= len(data) or data[a_end] not in guard[1]):
+        for a_start, a_end, a in hits:
+            index, back, guard = self._owners[a]
+            if guard is not None and ((a_start > 0 and data[a_start - 1] in guard[0]) or a_end >= len(data) or data[a_end] not in guard[1]):
+                continue
+            if back is None:
+                start = a_start
+                floor = max(0, a_start - _MAX_LOCAL_PART)
+                while start > floor and data[start - 1] in _LOCAL_PART:
+                    start -= 1
+            else:
+                start = a_start - back
+                if start < 0:
                     continue
-                if back is None:
-                    start = a_start
-                    floor = max(0, a_start - _MAX_LOCAL_PART)
-                    while start > floor and data[start - 1] in _LOCAL_PART:
-                        start -= 1
-                else:
-                    start = a_start - back
-                    if start < 0:
-                        continue
-                line_end = data.find(b"\n", a_end, a_end + _AFTER)
-                hi = line_end if line_end >= 0 else min(len(data), a_end + _AFTER)
-                m = self.patterns[index].match(data, start, hi)
-                if m is not None and a_end <= m.end():
-                    found.add((m.start(), m.end(), index))
+            line_end = data.find(b"\n", a_end, a_end + _AFTER)
+            hi = line_end if line_end >= 0 else min(len(data), a_end + _AFTER)
+            m = self.patterns[index].match(data, start, hi)
+            if m is not None and a_end <= m.end():
+                found.add((m.start(), m.end(), index))
         for index in self._unanchored:
             found.update((m.start(), m.end(), index) for m in self.patterns[index].finditer(data))
         return sorted(found)

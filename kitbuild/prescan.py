@@ -147,7 +147,8 @@ class Prescan:
                 while not self.stop[0] and (k := _take(self.tokens)) is not None:
                     # The quiet files as a worker tests them, then the others with the whole plan.
                     run = self.runs[k]
-                    taken[k] = sizes, _ = quiet_run(self.kit, run, plan, SMALL)
+                    taken[k] = quiet_run(self.kit, run, plan, SMALL)
+                    sizes = taken[k][0]
                     whole[k] = [(i, sent_small(self.kit, run[i], plan, SMALL)) for i, n in enumerate(sizes) if n < 0]
                 for process, receive in self.workers:
                     try:
