@@ -17,6 +17,7 @@
 #include <Python.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <string.h>
 #ifdef _WIN32
 #include <io.h>
@@ -1073,6 +1074,108 @@ done:
     return result;
 }
 
+/* JSON values written right after ``marker`` ('"field":"', which starts with a quote), each
+ * replaced by safes[value] where the value (up to the next quote) is a key of safes. A quote
+ * ends a value and a marker starts with one, so no marker starts inside a value and the values
+ * are found from the left, one after another: what splitting the data at each marker and
+ * looking up each piece up to its first quote gives, without a bytes object per piece. */
+static PyObject *replace_values(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_buffer view;
+    Offsets spans = {0}; /* (value start, value end, borrowed replacement) per firing */
+    PyObject *unmatched = NULL, *out = NULL, *result = NULL;
+    (void)self;
+    if (nargs != 3 || !PyBytes_Check(args[1]) || !PyDict_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "replace_values(data, marker: bytes, safes: dict)");
+        return NULL;
+    }
+    PyObject *safes = args[2];
+    Py_ssize_t m = PyBytes_GET_SIZE(args[1]);
+    const unsigned char *marker = (const unsigned char *)PyBytes_AS_STRING(args[1]);
+    if (m == 0 || marker[0] != '"') {
+        PyErr_SetString(PyExc_ValueError, "the marker must start with a quote");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const unsigned char *d = (const unsigned char *)view.buf;
+    Py_ssize_t n = view.len, i = 0, found = 0, size = n;
+    int unread = 0;
+    unmatched = PySet_New(NULL);
+    if (unmatched == NULL)
+        goto done;
+    while (n - i >= m) {
+        const unsigned char *p = find_bytes(d + i, n - i, marker, m);
+        if (p == NULL)
+            break;
+        found++;
+        Py_ssize_t v = (p - d) + m;
+        const unsigned char *quote = memchr(d + v, '"', (size_t)(n - v));
+        if (quote == NULL) {
+            unread = 1; /* no value ends here, and no marker follows */
+            break;
+        }
+        Py_ssize_t q = quote - d;
+        i = v;
+        if ((q > v && d[q - 1] == '\\') || (n - q >= m && memcmp(d + q, marker, (size_t)m) == 0)) {
+            /* An escaped quote: the value goes on past it. Or the quote starts the next marker,
+             * which leaves this piece without an end (not JSON): left to the field pattern. */
+            unread = 1;
+            continue;
+        }
+        PyObject *value = PyBytes_FromStringAndSize((const char *)d + v, q - v);
+        if (value == NULL)
+            goto done;
+        PyObject *safe = PyDict_GetItemWithError(safes, value);
+        if (safe == NULL) {
+            int failed = PyErr_Occurred() != NULL || PySet_Add(unmatched, value) < 0;
+            Py_DECREF(value);
+            if (failed)
+                goto done;
+            continue;
+        }
+        Py_DECREF(value);
+        if (!PyBytes_Check(safe)) {
+            PyErr_SetString(PyExc_TypeError, "safes must map bytes to bytes");
+            goto done;
+        }
+        offsets_push(&spans, v);
+        offsets_push(&spans, q);
+        offsets_push(&spans, (Py_ssize_t)(intptr_t)safe);
+        size += PyBytes_GET_SIZE(safe) - (q - v);
+    }
+    if (spans.failed) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (spans.len == 0) {
+        out = PyBytes_CheckExact(args[0]) ? Py_NewRef(args[0]) : PyBytes_FromStringAndSize((const char *)d, n);
+    } else {
+        out = PyBytes_FromStringAndSize(NULL, size);
+        if (out == NULL)
+            goto done;
+        char *dst = PyBytes_AS_STRING(out);
+        Py_ssize_t last = 0;
+        for (Py_ssize_t k = 0; k < spans.len; k += 3) {
+            Py_ssize_t v = spans.items[k], q = spans.items[k + 1];
+            PyObject *safe = (PyObject *)(intptr_t)spans.items[k + 2];
+            memcpy(dst, d + last, (size_t)(v - last));
+            dst += v - last;
+            memcpy(dst, PyBytes_AS_STRING(safe), (size_t)PyBytes_GET_SIZE(safe));
+            dst += PyBytes_GET_SIZE(safe);
+            last = q;
+        }
+        memcpy(dst, d + last, (size_t)(n - last));
+    }
+    result = Py_BuildValue("(NnnON)", out, found, spans.len / 3, unread ? Py_True : Py_False, unmatched);
+    out = unmatched = NULL;
+done:
+    Py_XDECREF(out);
+    Py_XDECREF(unmatched);
+    free(spans.items);
+    PyBuffer_Release(&view);
+    return result;
+}
+
 static PyObject *contains(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Py_buffer view;
     const unsigned char *at;
@@ -1277,6 +1380,8 @@ static PyMethodDef methods[] = {
      "(start, end) of each printed digest whose lower-case bytes are in withheld."},
     {"replace_bounded", (PyCFunction)(void (*)(void))replace_bounded, METH_FASTCALL,
      "(data with each occurrence of literal at a boundary replaced, how many); data itself if none."},
+    {"replace_values", (PyCFunction)(void (*)(void))replace_values, METH_FASTCALL,
+     "(data with each value after marker that safes names replaced, markers found, replaced, any unread, unmatched values)."},
     {"contains", (PyCFunction)(void (*)(void))contains, METH_FASTCALL, "Whether needle occurs in data."},
     {"quiet", (PyCFunction)(void (*)(void))quiet, METH_FASTCALL,
      "Whether data holds no digest-long hex run, no e-mail '@' and none of the needles in groups."},

@@ -175,6 +175,35 @@ def py_replace_bounded(data: Data, literal: bytes, replacement: bytes, boundary:
     return (out, fired) if fired else (data, 0)
 
 
+def py_replace_values(data: Data, marker: bytes, safes: dict[bytes, bytes]) -> tuple[bytes, int, int, bool, set[bytes]]:
+    """JSON values written right after ``marker`` (``"field":"``, which starts with a quote),
+    each up to the next quote, replaced by ``safes[value]`` where ``safes`` has it. Also how many
+    markers there were, how many values were replaced, whether a value could not be read whole
+    (an escaped quote in it, or no quote after it) and the values ``safes`` lacks."""
+    if not marker.startswith(b'"'):
+        raise ValueError("the marker must start with a quote")
+    if not isinstance(data, bytes):
+        data = bytes(data)
+    parts = data.split(marker)
+    fired = 0
+    unread = False
+    unmatched: set[bytes] = set()
+    for k in range(1, len(parts)):
+        part = parts[k]
+        end = part.find(b'"')
+        if end < 0 or part[end - 1 : end] == b"\\":
+            unread = True
+            continue
+        value = part[:end]
+        safe = safes.get(value)
+        if safe is None:
+            unmatched.add(value)
+        else:
+            parts[k] = safe + part[end:]
+            fired += 1
+    return (marker.join(parts) if fired else data), len(parts) - 1, fired, unread, unmatched
+
+
 def py_contains(data: Data, needle: bytes) -> bool:
     """Whether ``needle`` occurs in ``data``."""
     return needle in data
@@ -225,6 +254,7 @@ email_ats: Callable[[Data, int, int], list[int]] = py_email_ats
 census: Callable[[Data, int, int, int, dict[bytes, list[int]]], list[int]] = py_census
 withheld_spans: Callable[[Data, frozenset[bytes]], list[tuple[int, int]]] = py_withheld_spans
 replace_bounded: Callable[[Data, bytes, bytes, int], tuple[bytes, int]] = py_replace_bounded
+replace_values: Callable[[Data, bytes, dict[bytes, bytes]], tuple[bytes, int, int, bool, set[bytes]]] = py_replace_values
 contains: Callable[[Data, bytes], bool] = py_contains
 quiet: Callable[[Data, tuple[tuple[bytes, ...], ...]], bool] = py_quiet
 refill: Callable[[int, bytearray, int, int], int] = py_refill
@@ -244,6 +274,7 @@ if not os.environ.get("KITBUILD_PURE_PYTHON"):
         census = _speedups.census
         withheld_spans = _speedups.withheld_spans
         replace_bounded = _speedups.replace_bounded
+        replace_values = _speedups.replace_values
         contains = _speedups.contains
         quiet = _speedups.quiet
         refill = _speedups.refill

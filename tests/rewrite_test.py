@@ -310,10 +310,3 @@ def test_withheld_digests_fast_and_event_paths_agree(data, withheld, placeholder
     assert fast.counts == slow.counts
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from([b'"r":"', b'"r"', b":", b'"', b"r", b"x"]), max_size=30).map(b"".join))
-def test_split_by_the_compiled_search_is_bytes_split(data: bytes) -> None:
-    # Separators that overlap themselves ('"r":"r":"') are taken from the left, as bytes.split does.
-    from kitbuild.rewrite import _split
-
-    assert _split(data, b'"r":"') == data.split(b'"r":"')

@@ -39,6 +39,7 @@ from kitbuild.speedups import (
     py_quiet,
     py_refill,
     py_replace_bounded,
+    py_replace_values,
 )
 
 from kittest import read_tree
@@ -512,6 +513,71 @@ def test_replace_bounded_on_a_long_buffer():
         want = reference_replace(data, literal, b"R", boundary)
         assert _speedups.replace_bounded(data, literal, b"R", boundary) == want
         assert py_replace_bounded(data, literal, b"R", boundary) == want
+
+
+# -- replace_values ------------------------------------------------------------------------
+
+# Compact JSON pieces around one field's values: the marker, quotes, escapes, names and near-names.
+SAFES = {b"node-01": b"n1", b"gpu-b17": b"", b"": b"empty", b'x"': b"never"}
+value_data = st.lists(st.sampled_from([b'"r":"', b'"r"', b'":"', b'"', b"\\", b":", b"node-01", b"gpu-b17", b"node-0", b"x", b","]),
+                      max_size=24).map(b"".join)
+
+
+def reference_values(data, marker, safes):
+    """The answer from bytes.split: each piece after a marker looked up up to its first quote."""
+    parts = data.split(marker)
+    unmatched, unread, fired = set(), False, 0
+    for k in range(1, len(parts)):
+        value, quote, rest = parts[k].partition(b'"')
+        if not quote or value.endswith(b"\\"):
+            unread = True
+        elif value in safes:
+            parts[k] = safes[value] + quote + rest
+            fired += 1
+        else:
+            unmatched.add(value)
+    return marker.join(parts), len(parts) - 1, fired, unread, unmatched
+
+
+@settings(max_examples=1000, deadline=None)
+@given(value_data, st.sampled_from([b'"r":"', b'"r"', b'"']))
+@example(b'"r":"node-01"r":"gpu-b17"', b'"r":"')  # a value's closing quote starts the next marker
+@example(b'"r":"x\\"node-01"', b'"r":"')           # an escaped quote
+def test_replace_values_agrees_with_the_split_reference(data, marker):
+    """C replace_values and its twin give what splitting at each marker gives, for any buffer."""
+    want = reference_values(data, marker, SAFES)
+    assert py_replace_values(data, marker, SAFES) == want
+    if _speedups is not None:
+        assert _speedups.replace_values(data, marker, SAFES) == want
+        assert _speedups.replace_values(memoryview(b"##" + data)[2:], marker, SAFES) == want
+
+
+both_values = pytest.mark.parametrize("impl", [
+    py_replace_values,
+    pytest.param(getattr(_speedups, "replace_values", None), marks=needs_c, id="c"),
+])
+
+
+@both_values
+@pytest.mark.parametrize(("data", "out", "found", "fired", "unread", "unmatched"), [
+    (b'{"r":"node-01","s":"node-01"}', b'{"r":"n1","s":"node-01"}', 1, 1, False, set()),
+    (b'{"r":"gpu-b17"}{"r":""}', b'{"r":""}{"r":"empty"}', 2, 2, False, set()),
+    (b'{"r":"node-0","r":"node-01 b"}', b'{"r":"node-0","r":"node-01 b"}', 2, 0, False, {b"node-0", b"node-01 b"}),
+    (b'{"r":"a\\"node-01"}', b'{"r":"a\\"node-01"}', 1, 0, True, set()),
+    (b'{"r":"node-01', b'{"r":"node-01', 1, 0, True, set()),  # no closing quote
+    (b'{"r": "node-01"}', b'{"r": "node-01"}', 0, 0, False, set()),  # spaced: not this marker
+])
+def test_replace_values_explicit_cases(impl, data, out, found, fired, unread, unmatched):
+    assert impl(data, b'"r":"', SAFES) == (out, found, fired, unread, unmatched)
+
+
+@both_values
+def test_replace_values_returns_the_same_bytes_when_nothing_fires_and_wants_a_quoted_marker(impl):
+    data = b'{"r":"box"}' * 50
+    out, *_ = impl(data, b'"r":"', SAFES)
+    assert out is data
+    with pytest.raises(ValueError):
+        impl(data, b'r":"', SAFES)
 
 
 @needs_c
