@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -187,3 +188,42 @@ def test_required_keys(bench, write_kit):
     with pytest.raises(ConfigError) as err:
         load_config("kit.yaml")
     assert str(err.value) == "kit.yaml:1:1: (top level): 'date' is required here. See README.md, 'The kit config'."
+
+
+def test_libyaml_and_the_pure_parser_read_configs_alike():
+    """Configs are parsed by libyaml where PyYAML has it: the data and every node's place must be
+    the pure-Python parser's, for the shipped rules and a config with every kind of value."""
+    import yaml
+
+    from kitbuild import yamlfile
+
+    if yamlfile._FAST is yamlfile._PURE:
+        pytest.skip("PyYAML was built without libyaml here: only the pure-Python parser runs")
+    texts = [p.read_text() for p in sorted((Path(__file__).parents[1] / "rules").glob("*.yaml"))]
+    texts.append(config_text("""\
+        out: ./kit  # a comment
+        sources:
+          - {path: src, as: run}
+          - path: "quoted: value"
+            as: 'single'
+        rules:
+          - use: box-name-to-role
+            with:
+              names: {gpu-b17: desktop, "10.0.0.1": "ten"}
+              n: [1, 2.5, true, null, 0x1F, 2026-11-09T10:00:00]
+        summary: |
+          two
+          lines
+        """))
+
+    def nodes(node):
+        yield (type(node).__name__, node.tag, node.start_mark.line, node.start_mark.column)
+        children = node.value if isinstance(node, yaml.SequenceNode) else [n for kv in node.value for n in kv] if isinstance(node, yaml.MappingNode) else []
+        for child in children:
+            yield from nodes(child)
+
+    for text in texts:
+        fast, pure = yamlfile._parse(text, yamlfile._FAST), yamlfile._parse(text, yamlfile._PURE)
+        assert fast[0] == pure[0]
+        assert list(nodes(fast[1])) == list(nodes(pure[1]))
+    assert yamlfile._parse(HEAD, yamlfile._FAST)[0]["date"] == "2026-11-09"  # still no timestamps
