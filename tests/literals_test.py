@@ -241,3 +241,50 @@ def test_finders_that_fit_one_pass_share_it() -> None:
     assert found == [[(3, 8, 0)], [(13, 20, 1), (20, 26, 0)]]
     if literals_module.COMPILED:
         assert calls == [(b"\\/x\\/ls", b"/x/ls", b"file://", b"/home/")]
+
+
+# More literals than one compiled search takes: found through their groups' common prefixes.
+# Prefixes that share first bytes and overlap one another ('e-0' inside 'node-0').
+prefixed = st.tuples(st.sampled_from([b"node-0", b"node-", b"e-0", b"0", b"n", b"-"]), st.lists(st.sampled_from(b"0n-.x"), max_size=4).map(bytes)).map(b"".join)
+many_literals = st.lists(prefixed, min_size=MAX_NEEDLES + 1, max_size=60)
+
+
+@st.composite
+def many_cases(draw):
+    literals = draw(many_literals)
+    pieces = [*literals, *(lit[:-1] for lit in literals), *(lit[1:] for lit in literals), b"node", b"-", b"0", b".", b"x", b" "]
+    data = draw(st.lists(st.sampled_from(pieces), max_size=60).map(b"".join))
+    lo = draw(st.integers(0, len(data)))
+    return literals, data, lo, draw(st.integers(lo, len(data)))
+
+
+@settings(max_examples=500, deadline=None)
+@given(many_cases(), st.booleans())
+@example(([b"node-0%d" % i for i in range(20)] + [b"node-0"], b"node-01 node-0 node-019", 0, 23), False)
+def test_many_literals_found_through_their_groups_give_the_automatons_matches(case, window) -> None:
+    literals, data, lo, hi = case
+    finder = LiteralFinder(literals)
+    assert (finder._groups is not None) == literals_module.COMPILED
+    buf = bytearray(data) if window else data
+    assert finder.find(buf, lo, hi) == automaton(finder, data, lo, hi)
+
+
+def test_a_thousand_names_make_a_few_groups_by_their_common_prefixes() -> None:
+    names = [b"node-%04d.cluster.example.net" % i for i in range(1000)] + [b"gpu-b17", b"/scratch/u7/runs"]
+    groups = literals_module._Groups.of(names)
+    assert groups is not None and len(groups.needles) <= MAX_NEEDLES
+    assert b"gpu-b17" in groups.needles and b"/scratch/u7/runs" in groups.needles
+    assert all(n.startswith(b"node-0") for n in groups.needles if n.startswith(b"node"))
+    # No group when the literals' very first bytes already make too many.
+    assert literals_module._Groups.of([bytes([65 + i]) * 3 for i in range(MAX_NEEDLES + 1)]) is None
+
+
+@pytest.mark.skipif(not literals_module.COMPILED, reason="groups need the compiled search")
+def test_a_common_prefix_hands_the_search_back_to_the_automaton() -> None:
+    names = [b"node-%04d" % i for i in range(40)]
+    finder = LiteralFinder(names)
+    assert finder.find(b"x node-0007 y") == [(2, 11, 7)]
+    assert finder._groups is not None and finder._groups.needles == (b"node-000", b"node-001", b"node-002", b"node-003")
+    common = b'{"route":"node-001x"}\n' * 8000  # a group's prefix every 22 bytes, over 64 KiB, and no name
+    assert finder.find(common + b"node-0001") == [(len(common), len(common) + 9, 1)]
+    assert finder._groups is None

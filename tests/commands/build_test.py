@@ -537,3 +537,22 @@ def test_index_and_sums_sort_whatever_order_they_are_given():
     entries = [Entry("run/b", 1, "b" * 64), Entry("SHA256SUMS", 2, "c" * 64), Entry("run/a", 3, "a" * 64)]
     assert sums_text(entries) == f"{'c' * 64}  SHA256SUMS\n{'a' * 64}  run/a\n{'b' * 64}  run/b\n".encode()
     assert [f["path"] for f in json.loads(index_json("k", entries))["files"]] == ["SHA256SUMS", "run/a", "run/b"]
+
+
+def test_a_thousand_box_names_are_rewritten_in_their_field_and_stopped_by_the_gate_elsewhere(bench):
+    """Past the per-name steps and one compiled search: each value of the field looked up whole,
+    and the gate's search through the names' common prefixes still finds one left in another field."""
+    names = {f"node-{i:04d}.cluster.example.net": f"node{i % 7}" for i in range(1000)}
+    rows = "".join(f'{{"q":{i},"route":"node-{i * 37 % 1000:04d}.cluster.example.net","note":"ok"}}\n' for i in range(300))
+    make_files(bench, {"src": {"rows.ndjson": rows}})
+    rule = {"use": "box-name-to-role", "with": {"names": names, "fields": ["route"]}}
+    write_kit(bench, sources=[{"path": "src", "as": "run"}], rules=[rule])
+    build("kit.yaml")
+    out = (bench / "kit/run/rows.ndjson").read_text()
+    assert out == "".join(f'{{"q":{i},"route":"node{i * 37 % 1000 % 7}","note":"ok"}}\n' for i in range(300))
+    (bench / "src/rows.ndjson").write_text(rows + '{"q":300,"route":"node-0001.cluster.example.net","note":"seen on node-0999.cluster.example.net"}\n')
+    with pytest.raises(LeakError) as err:
+        build("kit.yaml")
+    [finding] = err.value.findings
+    assert (finding.path, finding.line, finding.col) == ("run/rows.ndjson", 301, 42)  # in the rewritten line
+    assert "node-0999" not in str(err.value)
