@@ -207,30 +207,30 @@ class _Groups:
 
     @classmethod
     def of(cls, literals: Sequence[bytes]) -> "_Groups | None":
-        """The groups by the longest first bytes that make at most MAX_NEEDLES of them, or None."""
-        best: dict[bytes, list[int]] | None = None
-        for k in range(1, max(len(lit) for lit in literals) + 1):
-            groups: dict[bytes, list[int]] = {}
-            for i, lit in enumerate(literals):
-                groups.setdefault(lit[:k], []).append(i)
-            if len(groups) > MAX_NEEDLES:
-                break
-            best = groups
-        if best is None:
+        """The literals grouped by the longest first bytes that make at most MAX_NEEDLES groups, or None.
+
+        In sorted order, grouped by their first k bytes, two different neighbours part where they
+        share fewer than k: the largest k that leaves MAX_NEEDLES groups is the MAX_NEEDLES-th
+        smallest share. One sort, not a grouping per k (2,000 kit paths: 14 of them).
+        """
+        order = sorted(range(len(literals)), key=literals.__getitem__)
+        ordered = [literals[i] for i in order]
+        shares = [(_common(ordered[j - 1], ordered[j]), j) for j in range(1, len(ordered)) if ordered[j - 1] != ordered[j]]
+        smallest = sorted(n for n, _ in shares)
+        k = smallest[MAX_NEEDLES - 1] if len(smallest) >= MAX_NEEDLES else max(map(len, literals))
+        if k == 0:
             return None
-        needles = []
+        needles: list[bytes] = []
         members = []
-        for key in sorted(best):
-            group = [literals[i] for i in best[key]]
-            lo, hi = min(group), max(group)  # the common prefix of a set is that of its extremes
-            common = 0
-            while common < min(len(lo), len(hi)) and lo[common] == hi[common]:
-                common += 1
+        start = 0
+        for end in [j for n, j in shares if n < k] + [len(ordered)]:
+            first, last = ordered[start], ordered[end - 1]
+            needles.append(first[: _common(first, last)])  # sorted: the extremes' common prefix is the group's
             by_length: dict[int, dict[bytes, int]] = {}
-            for i in best[key]:
+            for i in order[start:end]:  # equal literals in their given order: the first one's index is kept
                 by_length.setdefault(len(literals[i]), {}).setdefault(literals[i], i)
-            needles.append(lo[:common])
             members.append(sorted(by_length.items(), reverse=True))
+            start = end
         return cls(tuple(needles), members)
 
     def find(self, data: Data, lo: int, hi: int) -> list[Match] | None:
@@ -262,6 +262,15 @@ class _Groups:
         if best_end >= 0:
             out.append((at, best_end, best_index))
         return out
+
+
+def _common(a: bytes, b: bytes) -> int:
+    """How many first bytes ``a`` and ``b`` share."""
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
 
 
 def find_together(finders: Sequence[LiteralFinder], data: Data) -> list[list[Match]]:

@@ -8,6 +8,7 @@ own pieces and the characters their boundaries care about.
 
 from __future__ import annotations
 
+import os
 from unittest.mock import patch
 
 import hypothesis.strategies as st
@@ -288,3 +289,31 @@ def test_a_common_prefix_hands_the_search_back_to_the_automaton() -> None:
     common = b'{"route":"node-001x"}\n' * 8000  # a group's prefix every 22 bytes, over 64 KiB, and no name
     assert finder.find(common + b"node-0001") == [(len(common), len(common) + 9, 1)]
     assert finder._groups is None
+
+
+def groups_by_first_bytes(literals: list[bytes]) -> list[list[int]] | None:
+    """The reference grouping: by lit[:k] for the largest k that makes at most MAX_NEEDLES groups."""
+    best = None
+    for k in range(1, max(map(len, literals)) + 1):
+        groups: dict[bytes, list[int]] = {}
+        for i, lit in enumerate(literals):
+            groups.setdefault(lit[:k], []).append(i)
+        if len(groups) > MAX_NEEDLES:
+            break
+        best = groups
+    return None if best is None else [best[key] for key in sorted(best)]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(b"ab/"), min_size=1, max_size=6).map(bytes), min_size=MAX_NEEDLES + 1, max_size=50))
+def test_groups_are_those_of_the_longest_first_bytes_that_make_few_enough(literals: list[bytes]) -> None:
+    want = groups_by_first_bytes(literals)
+    got = literals_module._Groups.of(literals)
+    if want is None:
+        assert got is None
+        return
+    assert got is not None and len(got.needles) == len(want)
+    for needle, members, group in zip(got.needles, got.members, want):
+        # Each needle is its group's common prefix; each literal kept once, by its first index.
+        assert needle == os.path.commonprefix([literals[i] for i in group])
+        assert {lit: i for length, by in members for lit, i in by.items()} == {literals[i]: i for i in reversed(group)}
