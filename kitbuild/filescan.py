@@ -1223,6 +1223,7 @@ class StartedScan:
         self._pool: ProcessPoolExecutor | None = None
         self._runs: list[list[str]] = []
         self._results: Iterator[list[Sent]] | None = None
+        self._collected = False
         if jobs <= 1 or len(paths) < 2 or kit.sequential or len(paths) * _FILE_S + sum(sizes) * _BYTE_S < _SERIAL_BELOW_S:
             return  # one process: the pass runs in collect()
         runs = chunks(paths, sizes, jobs)
@@ -1237,11 +1238,15 @@ class StartedScan:
             raise
 
     def collect(self, progress: Progress = SILENT, loud: list[str] | None = None) -> dict[str, FileScan]:
-        """Every file's scan (see :func:`scan_files` for ``progress`` and ``loud``)."""
+        """Every file's scan (see :func:`scan_files` for ``progress`` and ``loud``), once: the
+        workers' answers are consumed, and a scan whose workers were cancelled has none."""
+        if self._collected or (self._results is not None and self._pool is None):
+            raise RuntimeError("a StartedScan is collected once, and not after it was cancelled")
+        self._collected = True
         loud = [] if loud is None else loud
         out: dict[str, FileScan] = {}
         with collector_paused():
-            if self._pool is None:
+            if self._results is None:
                 try:
                     for p in self.paths:
                         scan = out[p] = _compact(scan_file(self.kit, p, self.plan, lambda n: progress.advance(size=n)))

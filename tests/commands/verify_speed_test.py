@@ -418,6 +418,28 @@ def test_a_check_that_fails_after_the_head_start_stops_its_workers(kit: Path, mo
     assert multiprocessing.active_children() == []
 
 
+@pytest.mark.parametrize("pooled", [False, True])
+def test_a_started_scan_is_collected_once_and_never_after_a_cancel(kit: Path, monkeypatch: pytest.MonkeyPatch, pooled: bool) -> None:
+    """A second collect, or one after cancel, would read every file again in this process and
+    pass for the workers' answer: it is an error instead."""
+    fs = FolderKit(kit)
+    members = [m for m in fs.members() if m.kind == "file"]
+    paths, sizes = [m.path for m in members], [m.size or 0 for m in members]
+    plan = ScanPlan(records=frozenset(paths), paths=frozenset(paths), placeholders=("withheld",))
+    if pooled:
+        monkeypatch.setattr(filescan, "_SERIAL_BELOW_S", 0.0)
+    started = filescan.StartedScan(fs, paths, sizes, plan, 2)
+    assert (started._pool is not None) is pooled
+    assert list(started.collect()) == paths
+    with pytest.raises(RuntimeError, match="collected once"):
+        started.collect()
+    cancelled = filescan.StartedScan(fs, paths, sizes, plan, 2)
+    cancelled.cancel()
+    if pooled:
+        with pytest.raises(RuntimeError, match="cancelled"):
+            cancelled.collect()
+
+
 def test_scan_files_in_a_pool_equals_one_by_one(kit: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fs = FolderKit(kit)
     members = [m for m in fs.members() if m.kind == "file"]
