@@ -1,7 +1,8 @@
 """Wheel build hook: compile kitbuild's C modules when a C compiler is at hand.
 
 Each compiled module is optional: kitbuild.speedups has a pure-Python twin of every function in
-_speedups.c, and kitbuild.mapped reads through hashlib without _sha256.c. So a failed compile is a
+_speedups.c, kitbuild.mapped reads through hashlib without _sha256.c, and kitbuild.kitfs lists a
+folder with os.scandir without _listing.c. So a failed compile is a
 warning, never a failed install. A wheel that carries a module is tagged for this platform and
 Python; one without any stays pure Python. An editable install compiles them beside their source,
 where the source tree's package is imported from.
@@ -20,7 +21,7 @@ from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 
 # The compiled modules: kitbuild/<name>.c each.
-MODULES = ("_speedups", "_sha256")
+MODULES = ("_speedups", "_sha256", "_listing")
 
 
 def compile_speedups(root: Path, into: Path, name: str = "_speedups") -> Path:

@@ -140,6 +140,19 @@ class KitFS(ABC):
         return data
 
 
+# The listing in C (kitbuild/_listing.c), where it was compiled: verify lists a kit before its
+# workers start, and os.scandir with a named tuple per entry cost 0.16-0.35 s for 100,000 files.
+_listing: Any = None
+if not os.environ.get("KITBUILD_PURE_PYTHON"):
+    try:
+        from kitbuild import _listing as _compiled_listing
+    except ImportError:  # installed without a C compiler: the walk below serves
+        pass
+    else:
+        _listing = _compiled_listing if hasattr(_compiled_listing, "tree") else None
+_KINDS = (FILE, DIR, SYMLINK, OTHER)  # the order of kitbuild/_listing.c's kinds
+
+
 class FolderKit(KitFS):
     """A kit that is a folder on disk."""
 
@@ -158,6 +171,11 @@ class FolderKit(KitFS):
             raise NotAKitError(f"{self.label}: cannot be read ({exc.strerror}).") from None
 
     def members(self, sizes: bool = True) -> Iterator[Member]:
+        if not sizes and _listing is not None:
+            listed, in_order = _listing.tree(os.fsencode(self.root), Member, _KINDS)
+            if not in_order:
+                listed.sort(key=operator.itemgetter(0))
+            return iter(listed)
         found: list[Member] = []
 
         def visit(folder: str, rel: str) -> None:

@@ -670,6 +670,9 @@ def test_any_buffer_is_read_alike(wrap):
 def test_a_machine_with_a_compiler_runs_the_compiled_scans():
     """With a C compiler at hand the install compiled the scans (a build hook that silently stops fails here)."""
     assert speedups.COMPILED, "a C compiler is on PATH but kitbuild._speedups did not import: did the build hook compile it?"
+    from kitbuild import kitfs
+
+    assert kitfs._listing is not None, "a C compiler is on PATH but kitbuild._listing did not import: did the build hook compile it?"
 
 
 @needs_c

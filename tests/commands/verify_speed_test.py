@@ -480,6 +480,39 @@ def test_a_folder_listed_without_sizes_lists_the_same_members(tmp_path: Path) ->
     assert all(m.size is None for m in without)
 
 
+def _walked_in_python(fs: FolderKit, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, int | None]]:
+    from kitbuild import kitfs
+
+    with monkeypatch.context() as patched:
+        patched.setattr(kitfs, "_listing", None)
+        return [tuple(m) for m in fs.members(sizes=False)]  # type: ignore[misc]
+
+
+@pytest.mark.skipif(__import__("kitbuild.kitfs").kitfs._listing is None, reason="kitbuild._listing is not compiled in this install")
+@pytest.mark.parametrize("odd_names", [(), (b"\xff-not-utf8", "\ue000-private-use".encode())], ids=["utf-8", "not-utf-8"])
+def test_the_compiled_listing_is_the_python_walk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, odd_names: tuple[bytes, ...]) -> None:
+    """Every kind of entry, names whose bytes and code points sort alike ('a' < 'a-c' < 'a/b'),
+    an empty folder, and a name that is not UTF-8, whose surrogate escapes sort otherwise than
+    its bytes (the listing then leaves the sort to Python)."""
+    import os
+
+    for folder in ("a", "a/b", "a-c", "empty", "z/deep/er"):
+        (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+    for name in ("a/b/x.ndjson", "a/b.txt", "a-c/y", "a.txt", "z/deep/er/f", "\u00e9t\u00e9.md"):
+        (tmp_path / name).write_bytes(b"x")
+    (tmp_path / "link").symlink_to(tmp_path / "a")
+    os.mkfifo(tmp_path / "a" / "pipe")
+    for parent in (b"", b"a/"):  # U+E000 sorts after the escape of byte FF, its UTF-8 before it
+        for odd in odd_names:
+            open(os.path.join(os.fsencode(tmp_path), parent + odd), "wb").close()
+    fs = FolderKit(tmp_path)
+    listed = [tuple(m) for m in fs.members(sizes=False)]
+    assert listed == _walked_in_python(fs, monkeypatch)
+    assert [p for p, _, _ in listed] == sorted(p for p, _, _ in listed)
+    assert {k for _, k, _ in listed} == {"file", "dir", "symlink", "other"}
+    assert all(type(m).__name__ == "Member" for m in fs.members(sizes=False))
+
+
 def test_a_pool_sends_back_every_kind_of_finding_a_file_alone_can_hold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Workers send a file with nothing to report as its size and digest alone; each file here
     # holds exactly one thing that makes it worth more, so none of them may be sent short.
