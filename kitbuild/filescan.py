@@ -49,7 +49,7 @@ from kitbuild.leaks import GENERIC_SHAPES, READER_SHAPES, ShapeFinder
 from kitbuild.literals import LiteralFinder
 from kitbuild.memory import collector_paused, read_blocks
 from kitbuild.progress import SILENT, Progress
-from kitbuild.rewrite import format_of
+from kitbuild.fileformat import format_of
 from kitbuild.schema import key_path
 from kitbuild import mapped
 from kitbuild.speedups import COMPILED, MAX_NEEDLES, Data, census, count_starts, email_ats, quiet, refill

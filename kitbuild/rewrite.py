@@ -21,21 +21,13 @@ import orjson
 
 from kitbuild.digests import DIGEST_LENGTH, PREFIX
 from kitbuild.errors import UnsafeRewriteError
+from kitbuild.fileformat import format_of
 from kitbuild.matchers import FEW_LITERALS, Matcher, Substitution
 from kitbuild.speedups import BOUNDARY_NONE, contains, count_starts, replace_bounded, replace_values
-
-FORMATS = ("json", "ndjson", "yaml", "tsv", "text")
-_BY_SUFFIX = {".json": "json", ".ndjson": "ndjson", ".jsonl": "ndjson", ".yaml": "yaml", ".yml": "yaml", ".tsv": "tsv"}
 
 _JSON_STRING = rb'"(?:[^"\\\n]|\\.)*"'
 _NEWLINE = (b"\n",)
 _YAML_UNSAFE = re.compile(rb"[\r\n\t#&*!|>'\"%@`{}\[\],\\]|: |^[-?:]")
-
-
-def format_of(path: str) -> str:
-    """The format a kit path's ending implies."""
-    dot = path.rfind(".")
-    return _BY_SUFFIX.get(path[dot:].lower(), "text") if dot > path.rfind("/") else "text"
 
 
 @dataclass(frozen=True)

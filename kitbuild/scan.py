@@ -36,7 +36,7 @@ from kitbuild.config import Source
 from kitbuild.errors import ConfigError
 from kitbuild.matchers import DIGEST_RE
 from kitbuild.pipeline import line_chunks
-from kitbuild.rewrite import format_of
+from kitbuild.fileformat import format_of
 from kitbuild.sources import _walk  # the build's own walk, so init lists (and refuses) exactly what build will
 from kitbuild.sources import glob_regex
 

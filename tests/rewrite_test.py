@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from kitbuild.digests import printed_digests
 from kitbuild.errors import UnsafeRewriteError
 from kitbuild.matchers import Matcher
-from kitbuild.rewrite import Rewriter, _Whole, format_of
+from kitbuild.fileformat import format_of
+from kitbuild.rewrite import Rewriter, _Whole
 from kitbuild.rules import builtin_rule
 
 SOURCE = "/x/ls-2026-11-07"
