@@ -827,10 +827,12 @@ def _check_provenance(
                 continue
             if fired_scan.words[j] < n:
                 findings.append(Finding("KB302", path, f"holds the words rules[{i}] ({rule['name']}) wrote {_times(fired_scan.words[j])}; it fired here {_times(n)}", expected=f">= {n}", found=str(fired_scan.words[j])))
-    by_folder: dict[str, int] = {}
-    for path in records:
-        top = path.split("/", 1)[0]
-        by_folder[top] = by_folder.get(top, 0) + 1
+    # Per source folder, the records in it: one C-level pass over the paths for each of the few
+    # folders (a split and a dict update per path cost 45 ms for 100,000, after every worker was done).
+    by_folder = {
+        name: sum(map(operator.methodcaller("startswith", name + "/"), records)) + (name in records)
+        for name in {source["as"] for source in doc["sources"]}
+    }
     if doc["records"] != len(records):
         findings.append(Finding("KB305", kit_index.PROVENANCE, f"records says {doc['records']:,}; index.json lists {len(records):,} record files", expected=str(len(records)), found=str(doc["records"])))
     for i, source in enumerate(doc["sources"]):

@@ -605,3 +605,14 @@ def test_window_matches_span_block_edges() -> None:
         assert [leak.code for leak in scan.leaks] == ["KB501"]
         places = locate((data[i : i + size] for i in range(0, len(data), size)), [scan.digests[digest][1], scan.leaks[0].offset])
         assert places == {scan.digests[digest][1]: (31, 12), scan.leaks[0].offset: (31, 81)}
+
+
+@pytest.mark.parametrize("delta", [-1, 1])
+def test_a_source_folder_count_off_by_one_is_found_and_the_true_one_is_not(copy: Path, delta: int) -> None:
+    """provenance.json's per-source file counts against the records index.json lists in each folder."""
+    assert "KB305" not in verify(copy).codes()
+    edit_json(copy / "provenance.json", lambda d: d["sources"][0].update(files=d["sources"][0]["files"] + delta))
+    refresh(copy)
+    report = verify(copy)
+    found = [f for f in report.findings if f.code == "KB305"]
+    assert len(found) == 1 and "sources[0]" in found[0].message, verify_text(report)
