@@ -513,6 +513,35 @@ def test_the_compiled_listing_is_the_python_walk(tmp_path: Path, monkeypatch: py
     assert all(type(m).__name__ == "Member" for m in fs.members(sizes=False))
 
 
+# Names from bytes that sort before '/' ('-', '.'), after it ('0', 'a', '~') and names that are
+# prefixes of one another, as folders and files at a few depths.
+tree_names = st.text(alphabet="-.0a~", min_size=1, max_size=3).filter(lambda n: n not in (".", ".."))
+trees = st.recursive(st.just(b"x"), lambda below: st.dictionaries(tree_names, below, max_size=5), max_leaves=20)
+
+
+@pytest.mark.skipif(__import__("kitbuild.kitfs").kitfs._listing is None, reason="kitbuild._listing is not compiled in this install")
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.dictionaries(tree_names, trees, max_size=6))
+def test_the_compiled_listing_sorts_any_tree_as_python_does(tmp_path_factory: pytest.TempPathFactory, tree: dict[str, object]) -> None:
+    """Each folder's names sorted on their own, with 'what is below' keyed name + '/', give the
+    order of the whole paths (the folder 'a', then 'a-c', then 'a/b')."""
+    root = tmp_path_factory.mktemp("tree")
+
+    def make(folder: Path, node: dict[str, object]) -> None:
+        for name, child in node.items():
+            if isinstance(child, dict):
+                (folder / name).mkdir()
+                make(folder / name, child)
+            else:
+                (folder / name).write_bytes(b"x")
+
+    make(root, tree)
+    fs = FolderKit(root)
+    listed = [m.path for m in fs.members(sizes=False)]
+    assert listed == sorted(listed)
+    assert [tuple(m) for m in fs.members(sizes=False)] == _walked_in_python(fs, pytest.MonkeyPatch())
+
+
 def test_a_pool_sends_back_every_kind_of_finding_a_file_alone_can_hold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Workers send a file with nothing to report as its size and digest alone; each file here
     # holds exactly one thing that makes it worth more, so none of them may be sent short.
