@@ -189,10 +189,19 @@ class FolderKit(KitFS):
                 path = prefix + entry.name
                 # Without sizes, the kind comes from the folder listing itself (the file system's
                 # d_type, where it keeps one): a kit of 100,000 files lists in a fifth of the time.
-                if not sizes and entry.is_file(follow_symlinks=False):
-                    found.append(Member(path, FILE))
+                # An entry that cannot be looked at (its path longer than the system takes, or
+                # gone since the listing) is 'other', as kitbuild/_listing.c has it, not an error.
+                try:
+                    if not sizes:
+                        kind = FILE if entry.is_file(follow_symlinks=False) else DIR if entry.is_dir(follow_symlinks=False) else SYMLINK if entry.is_symlink() else OTHER
+                        found.append(Member(path, kind))
+                        if kind == DIR:
+                            visit(entry.path, path)
+                        continue
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    found.append(Member(path, OTHER))
                     continue
-                st = entry.stat(follow_symlinks=False)
                 mode = st.st_mode
                 if stat.S_ISREG(mode):
                     found.append(Member(path, FILE, st.st_size))

@@ -513,6 +513,35 @@ def test_the_compiled_listing_is_the_python_walk(tmp_path: Path, monkeypatch: py
     assert all(type(m).__name__ == "Member" for m in fs.members(sizes=False))
 
 
+@pytest.mark.skipif(__import__("kitbuild.kitfs").kitfs._listing is None, reason="kitbuild._listing is not compiled in this install")
+def test_a_folder_that_cannot_be_read_is_listed_as_python_lists_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder whose path is longer than the system takes cannot be opened, by anyone: it is
+    listed as a folder and then as 'other', before its sibling 'name-c' (the listing's one sort of
+    every path, kept for this case)."""
+    import os
+
+    name = "d" * 250
+    fd = os.open(tmp_path, os.O_RDONLY)
+    try:
+        for _ in range(20):  # past PATH_MAX (4,096 bytes) whatever tmp_path is
+            os.close(os.open(name + "-c", os.O_CREAT | os.O_WRONLY, dir_fd=fd))
+            os.mkdir(name, dir_fd=fd)
+            below = os.open(name, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = below
+    finally:
+        os.close(fd)
+    fs = FolderKit(tmp_path)
+    listed = [tuple(m) for m in fs.members(sizes=False)]
+    assert listed == _walked_in_python(fs, monkeypatch)
+    others = [i for i, (_, kind, _) in enumerate(listed) if kind == "other"]
+    assert len(others) == 1 and listed[others[0] - 1][:2] == (listed[others[0]][0], "dir")
+    assert listed[others[0] + 1][0] == listed[others[0]][0] + "-c"
+    # With sizes (build, check), each entry is looked at: those that cannot be are 'other' too.
+    with_sizes = list(fs.members())
+    assert [m.path for m in with_sizes] == sorted(m.path for m in with_sizes) and "other" in {m.kind for m in with_sizes}
+
+
 # Names from bytes that sort before '/' ('-', '.'), after it ('0', 'a', '~') and names that are
 # prefixes of one another, as folders and files at a few depths.
 tree_names = st.text(alphabet="-.0a~", min_size=1, max_size=3).filter(lambda n: n not in (".", ".."))
