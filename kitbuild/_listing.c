@@ -40,27 +40,37 @@ typedef struct {
     int unreadable; /* a folder below the root could not be read: its 'other' entry is out of order */
 } Entries;
 
-static void push(Entries *e, const char *path, size_t len, int kind) {
-    if (e->failed)
+/* Add an entry whose path (``len`` bytes, malloc'd) the list now owns; freed here if it cannot
+ * be added. */
+static void push(Entries *e, char *path, size_t len, int kind) {
+    if (e->failed || path == NULL) {
+        e->failed = 1;
+        free(path);
         return;
+    }
     if (e->len == e->cap) {
         Py_ssize_t cap = e->cap ? e->cap * 2 : 1024;
         Entry *grown = realloc(e->items, (size_t)cap * sizeof(Entry));
         if (grown == NULL) {
             e->failed = 1;
+            free(path);
             return;
         }
         e->items = grown;
         e->cap = cap;
     }
-    char *copy = malloc(len ? len : 1);
-    if (copy == NULL) {
-        e->failed = 1;
-        return;
-    }
-    memcpy(copy, path, len);
-    e->items[e->len] = (Entry){copy, len, e->len, kind};
+    e->items[e->len] = (Entry){path, len, e->len, kind};
     e->len++;
+}
+
+/* A malloc'd copy of the ``len`` bytes at ``path`` (NUL-terminated), or NULL. */
+static char *copied(const char *path, size_t len) {
+    char *copy = malloc(len + 1);
+    if (copy != NULL) {
+        memcpy(copy, path, len);
+        copy[len] = '\0';
+    }
+    return copy;
 }
 
 static int kind_of_mode(mode_t mode) {
@@ -138,7 +148,7 @@ static int kind_of_type(unsigned char type) {
 static void walk(const char *dir, size_t dlen, const char *rel, size_t rlen, Entries *out) {
     DIR *d = opendir(dir);
     if (d == NULL) {
-        push(out, rel, rlen, K_OTHER);
+        push(out, copied(rel, rlen), rlen, K_OTHER);
         out->unreadable = rlen > 0;
         return;
     }
@@ -200,7 +210,8 @@ static void walk(const char *dir, size_t dlen, const char *rel, size_t rlen, Ent
         if (path == NULL) {
             out->failed = 1;
         } else if (!names[i].below) {
-            push(out, path, plen, names[i].kind);
+            push(out, path, plen, names[i].kind); /* the list keeps the path */
+            continue;
         } else {
             char *full = joined(dir, dlen, names[i].name, names[i].len, &flen);
             if (full == NULL)
@@ -216,7 +227,7 @@ static void walk(const char *dir, size_t dlen, const char *rel, size_t rlen, Ent
             free(names[i].name);
     free(names);
     if (bad) {
-        push(out, rel, rlen, K_OTHER);
+        push(out, copied(rel, rlen), rlen, K_OTHER);
         out->unreadable = rlen > 0;
     }
 }

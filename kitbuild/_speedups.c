@@ -287,25 +287,24 @@ static void pairs_of(const Needles *w, Pairs *t) {
  * the 12 shape anchors). */
 #define PAIR_BLOCKS 4
 static inline unsigned long long pair_mask(const unsigned char *p, const Pairs *t) {
-    const int blocks = PAIR_BLOCKS;
     __m128i a[PAIR_BLOCKS], b[PAIR_BLOCKS], hit[PAIR_BLOCKS];
-    for (int k = 0; k < blocks; k++) {
+    for (int k = 0; k < PAIR_BLOCKS; k++) {
         a[k] = _mm_loadu_si128((const __m128i *)(p + 16 * k));
         b[k] = _mm_loadu_si128((const __m128i *)(p + 16 * k + 1));
         hit[k] = _mm_setzero_si128();
     }
     for (int g = 0; g < t->groups; g++) {
         __m128i any[PAIR_BLOCKS];
-        for (int k = 0; k < blocks; k++)
+        for (int k = 0; k < PAIR_BLOCKS; k++)
             any[k] = t->alone[g];
         for (int j = t->from[g]; j < t->from[g + 1]; j++)
-            for (int k = 0; k < blocks; k++)
+            for (int k = 0; k < PAIR_BLOCKS; k++)
                 any[k] = _mm_or_si128(any[k], _mm_cmpeq_epi8(b[k], t->seconds[j]));
-        for (int k = 0; k < blocks; k++)
+        for (int k = 0; k < PAIR_BLOCKS; k++)
             hit[k] = _mm_or_si128(hit[k], _mm_and_si128(_mm_cmpeq_epi8(a[k], t->firsts[g]), any[k]));
     }
     unsigned long long mask = 0;
-    for (int k = 0; k < blocks; k++)
+    for (int k = 0; k < PAIR_BLOCKS; k++)
         mask |= (unsigned long long)(unsigned)_mm_movemask_epi8(hit[k]) << (16 * k);
     return mask;
 }

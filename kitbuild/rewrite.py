@@ -336,7 +336,7 @@ class Rewriter:
             chunk, found, fired, unread, unmatched = replace_values(chunk, key + b':"', safes)
             if unread or count_starts(before, (key,), 0, len(before))[0] != found:
                 settled = False  # an escape, or a key written otherwise ("field": "x", an array, a number)
-            elif any(matcher.find(value) for value in unmatched):
+            elif settled and any(matcher.find(value) for value in unmatched):
                 settled = False  # a name inside a longer value
             self.counts[index] += fired
         return chunk, settled
