@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-import jsonschema
-
 from kitbuild.errors import RuleError
 from kitbuild.matchers import Matcher
 from kitbuild.resources import rules_dir
@@ -97,8 +95,14 @@ def sample_problems(rule: Rule) -> list[str]:
     return problems
 
 
-def load_rule_file(path: Path, label: str) -> Rule:
-    """Load and check one rule file: its schema, its id, its parameter schema, its samples."""
+def load_rule_file(path: Path, label: str, *, builtin: bool = False) -> Rule:
+    """Load and check one rule file: its schema, its id, its parameter schema, its samples.
+
+    A built-in rule's parameter schema is not checked against JSON Schema's metaschema here:
+    that needs jsonschema, whose import would cost every build a tenth of a second of CPU, and
+    the built-in rules ship with kitbuild, whose tests check them
+    (tests/rules_test.py). A rule file a kit brings is checked in full.
+    """
     doc = load_yaml(path, label)
     data = doc.data
     bad = first_schema_error(data, load_schema("rule"))
@@ -108,10 +112,13 @@ def load_rule_file(path: Path, label: str) -> Rule:
         raise RuleError(
             f"{doc.where(['id'])}: the rule's id {data['id']!r} must equal its file name without .yaml ({path.stem!r})."
         )
-    try:
-        jsonschema.Draft202012Validator.check_schema(data["params"])
-    except jsonschema.SchemaError as exc:
-        raise RuleError(f"{doc.where(['params'])}: rule {data['id']!r}: params is not a valid JSON Schema: {exc.message}") from None
+    if not builtin:
+        import jsonschema
+
+        try:
+            jsonschema.Draft202012Validator.check_schema(data["params"])
+        except jsonschema.SchemaError as exc:
+            raise RuleError(f"{doc.where(['params'])}: rule {data['id']!r}: params is not a valid JSON Schema: {exc.message}") from None
     rule = Rule(
         id=data["id"],
         sentence=data["sentence"].strip(),
@@ -134,7 +141,7 @@ def builtin_rule(rule_id: str) -> Rule:
     """A built-in rule by id."""
     if rule_id not in BUILTIN_RULES:
         raise RuleError(f"no such rule: {rule_id!r}. The built-in rules are: {', '.join(BUILTIN_RULES)}.")
-    return load_rule_file(rules_dir() / f"{rule_id}.yaml", f"rules/{rule_id}.yaml")
+    return load_rule_file(rules_dir() / f"{rule_id}.yaml", f"rules/{rule_id}.yaml", builtin=True)
 
 
 def resolve_rule(use: str, base_dir: Path) -> Rule:

@@ -11,14 +11,15 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
 import orjson
 
+from kitbuild.conforms import conforms
 from kitbuild.resources import schema_path
 
 if TYPE_CHECKING:
     import jsonschema
 
-# jsonschema is imported where a document is validated, not with this module: key_path is needed
-# by every command, and jsonschema's import (40 ms) would delay verify's workers, which start
-# before anything is validated (kitbuild.commands.verify).
+# jsonschema is imported only to describe what is wrong with a document, or to decide where
+# kitbuild.conforms cannot: its import costs a tenth of a second of CPU, which a verify of a large
+# kit takes from the workers hashing its files (kitbuild.commands.verify).
 
 
 @functools.lru_cache(maxsize=None)
@@ -99,6 +100,8 @@ def _describe(error: jsonschema.ValidationError) -> str:
 
 def schema_errors(instance: Any, schema: dict[str, Any]) -> Iterator[tuple[list[str | int], str]]:
     """Every schema violation as (key path, description), most relevant first."""
+    if conforms(instance, schema):
+        return
     import jsonschema
 
     validator = jsonschema.Draft202012Validator(schema)
@@ -110,6 +113,8 @@ def schema_errors(instance: Any, schema: dict[str, Any]) -> Iterator[tuple[list[
 
 def first_schema_error(instance: Any, schema: dict[str, Any]) -> tuple[list[str | int], str] | None:
     """The best-matching violation (as check-jsonschema reports it), or None."""
+    if conforms(instance, schema):
+        return None
     import jsonschema
 
     validator = jsonschema.Draft202012Validator(schema)

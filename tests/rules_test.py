@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 
 import pytest
@@ -86,6 +87,14 @@ def test_every_builtin_rule_loads_documents_itself_and_its_samples_hold(rule_id)
 
 
 @pytest.mark.parametrize("rule_id", BUILTIN_RULES)
+def test_every_builtin_rule_passes_the_checks_a_kits_own_rule_file_gets(rule_id):
+    # A build skips the metaschema check of a built-in rule's params (kitbuild.rules.load_rule_file);
+    # this is where it is made.
+    path = rules_dir() / f"{rule_id}.yaml"
+    assert load_rule_file(path, path.name) == dataclasses.replace(builtin_rule(rule_id), origin=path.name)
+
+
+@pytest.mark.parametrize("rule_id", BUILTIN_RULES)
 def test_samples_are_checked_so_a_wrong_output_is_caught(rule_id):
     # The samples only prove something if sample_problems notices when they are wrong.
     rule = builtin_rule(rule_id)
@@ -155,6 +164,14 @@ def test_rule_file_failing_its_schema_names_the_key(tmp_path):
         "person-name-to-role.yaml:10:14: matcher.primitive: must be one of 'path_prefix', 'literal_names', 'digest', "
         "'regex'. See README.md, 'Rule files'."
     )
+
+
+def test_a_kits_own_rule_file_with_a_params_schema_jsonschema_rejects_is_an_error(tmp_path):
+    path = tmp_path / "person-name-to-role.yaml"
+    path.write_text(PERSON_RULE.replace("  type: object\n  additionalProperties: false", "  type: objekt\n  additionalProperties: false"))
+    with pytest.raises(RuleError) as err:
+        load_rule_file(path, "person-name-to-role.yaml")
+    assert str(err.value).startswith("person-name-to-role.yaml:12:3: rule 'person-name-to-role': params is not a valid JSON Schema: ")
 
 
 def test_rule_id_must_equal_file_name(tmp_path):
