@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from kitbuild.commands.demo import DemoResult, demo
 from kitbuild.conforms import conforms
-from kitbuild.figures.evaluate import COMMON_KEYS
+from kitbuild.figures.evaluation import COMMON_KEYS
 from kitbuild.figures.registry import known_recounts, recount as find_recount
 from kitbuild.resources import rules_dir
 from kitbuild.schema import first_schema_error, load_schema, schema_errors

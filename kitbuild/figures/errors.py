@@ -7,9 +7,19 @@ not hold (exit 1): the kit as built cannot back the number the page would print.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 from kitbuild.errors import EXIT_FINDINGS, ConfigError, KitbuildError
+from kitbuild.schema import key_path
+
+# Turns a key path (['figures', 'x', 'k']) into where it is written: kit.yaml:LINE:COL.
+Where = Callable[[Sequence[str | int]], str]
+
+
+def locate(where: Where | None, path: Sequence[str | int]) -> str:
+    """``kit.yaml:LINE:COL: figures.x.k`` for a key path (just ``kit.yaml: ...`` without ``where``)."""
+    place = where(list(path)) if where else "kit.yaml"
+    return f"{place}: {key_path(path)}"
 
 
 class FigureSpecError(ConfigError):

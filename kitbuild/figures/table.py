@@ -14,8 +14,7 @@ import jinja2
 from jinja2 import meta
 
 from kitbuild.errors import KitbuildError
-from kitbuild.figures.errors import FigureSpecError
-from kitbuild.figures.evaluate import Where, locate
+from kitbuild.figures.errors import FigureSpecError, Where, locate
 from kitbuild.figures.files import KitFiles, KitReader, Unreadable, row_format
 from kitbuild.figures.render import FigureView, render_text, text_environment
 from kitbuild.schema import first_schema_error, key_path, load_schema

@@ -19,7 +19,6 @@ import orjson
 
 from kitbuild.errors import KitbuildError
 from kitbuild.figures.errors import FigureError, FigureSpecError
-from kitbuild.figures.evaluate import evaluate, failed_checks
 from kitbuild.figures.files import KitFiles, RecordFiles
 from kitbuild.figures.table import table_problems
 from kitbuild.findings import Finding
@@ -113,6 +112,9 @@ def _recount(
     index: Mapping[str, Any] | None,
     template: bytes | None,
 ) -> None:
+    # The recounts are imported only for a kit that declares figures (kitbuild.figures).
+    from kitbuild.figures.evaluation import evaluate, failed_checks
+
     specs = {name: record["spec"] for name, record in stored.items()}
     errors: list[FigureError] = []
     try:

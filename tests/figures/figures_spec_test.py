@@ -158,3 +158,21 @@ def test_a_plugin_cannot_replace_a_builtin(plugins, kit):
     plugins(_Entry("count", _Constant))
     spec = {"n": {"recount": "count", "rows": "r.ndjson", "where": {"/v": 1}}}
     assert evaluate(spec, kit({"r.ndjson": [{"qid": "a", "v": 1}]}))["n"].value == 1
+
+
+def test_every_name_the_figures_package_exports_is_what_its_module_defines():
+    # The package imports each name when first used; a name that is also a module's (the way
+    # 'evaluate' once was) would turn into that module once the module is imported.
+    import importlib
+    import pkgutil
+    import types
+
+    import kitbuild.figures as package
+
+    for info in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"kitbuild.figures.{info.name}")
+    for name in package.__all__:
+        value = getattr(package, name)
+        assert not isinstance(value, types.ModuleType), name
+        assert value is getattr(importlib.import_module(package._LAZY[name]), name)
+    assert sorted(package._LAZY) == sorted(package.__all__)

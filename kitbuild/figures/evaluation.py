@@ -11,10 +11,10 @@ from __future__ import annotations
 import dataclasses
 import re
 from fractions import Fraction
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from kitbuild.figures.context import DEFAULT_KEY, Context
-from kitbuild.figures.errors import FigureCheckError, FigureError, FigureSpecError
+from kitbuild.figures.errors import FigureCheckError, FigureError, FigureSpecError, Where, locate
 from kitbuild.figures.files import KitFiles, KitReader
 from kitbuild.figures.recount import Recount
 from kitbuild.figures.registry import recount as find_recount
@@ -30,15 +30,6 @@ RESERVED_NAMES = frozenset({"and", "or", "not", "in", "is", "if", "else", "true"
 RELATIVE_TOLERANCE = 1e-9
 
 NAME = re.compile(r"[a-z][a-z0-9_]*")
-
-Where = Callable[[Sequence[str | int]], str]
-
-
-def locate(where: Where | None, path: Sequence[str | int]) -> str:
-    """``kit.yaml:LINE:COL: figures.x.k`` for a key path (just ``kit.yaml: ...`` without ``where``)."""
-    place = where(list(path)) if where else "kit.yaml"
-    return f"{place}: {key_path(path)}"
-
 
 def validate_figures(spec: Any, where: Where | None = None, prefix: Sequence[str | int] = ("figures",)) -> dict[str, Recount]:
     """Check a ``figures:`` block; return each figure's recount. Raises :class:`FigureSpecError`.
