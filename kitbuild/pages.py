@@ -16,6 +16,7 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from kitbuild.errors import KitbuildError
 from kitbuild.figures import FigureSpecError, render_figures_table, views
+from kitbuild.pagecode import CompiledLoader
 from kitbuild.resources import templates_dir
 
 # Long kits (say, 100,000 row files) would make a README nobody reads; past this many files a
@@ -32,7 +33,9 @@ class TemplateError(KitbuildError):
 
 
 def _environment(custom: Mapping[str, str]) -> SandboxedEnvironment:
-    loader = jinja2.ChoiceLoader([jinja2.DictLoader(dict(custom)), jinja2.FileSystemLoader(str(templates_dir()))])
+    # A kit's own template first; then a built-in one as compiled ahead of time
+    # (kitbuild.pagecode), or from its text when that is not current.
+    loader = jinja2.ChoiceLoader([jinja2.DictLoader(dict(custom)), CompiledLoader(), jinja2.FileSystemLoader(str(templates_dir()))])
     env = SandboxedEnvironment(
         loader=loader,
         undefined=jinja2.StrictUndefined,

@@ -1,0 +1,57 @@
+"""The built-in page templates, compiled ahead of time.
+
+Compiling templates/README.md.j2 and index.html.j2 (lexing, parsing, generating Python) took
+about 40 ms of CPU on every build and verify: on verify's path, time taken from the workers
+hashing a kit's files. The Python that jinja2 generates for each is kept here, one module per
+template, written by ``python -m kitbuild.pagecode`` and held current by tests/pagecode_test.py;
+Python keeps its bytecode as for any module.
+
+A module is used only while it is what compiling would give: under the jinja2 version that
+generated it, for template bytes with the digest it was generated from (checked on each use, so
+an edited template is compiled afresh). The environment is the one kitbuild.pages builds, so the
+sandbox, the filters and autoescaping apply as to a template compiled on the spot. A kit's own
+templates are always compiled from their text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+from typing import Any, MutableMapping
+
+import jinja2
+
+from kitbuild.pagecode.manifest import JINJA2, TEMPLATES
+from kitbuild.resources import templates_dir
+
+__all__ = ["CompiledLoader", "module_name"]
+
+
+def module_name(template: str) -> str:
+    """The module holding ``template``'s code: README.md.j2 -> kitbuild.pagecode.compiled_readme_md."""
+    stem = template.removesuffix(".j2").lower().replace(".", "_").replace("-", "_")
+    return f"{__name__}.compiled_{stem}"
+
+
+class CompiledLoader(jinja2.BaseLoader):
+    """Loads a built-in template from its module; any other name, or one whose module is not
+    current, is not found here (a ChoiceLoader then asks the next loader, which compiles it)."""
+
+    def load(self, environment: jinja2.Environment, name: str, globals: MutableMapping[str, Any] | None = None) -> jinja2.Template:
+        digest = TEMPLATES.get(name)
+        if digest is None or jinja2.__version__ != JINJA2:
+            raise jinja2.TemplateNotFound(name)
+        try:
+            data = (templates_dir() / name).read_bytes()
+        except OSError:
+            raise jinja2.TemplateNotFound(name) from None
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise jinja2.TemplateNotFound(name)
+        spec = importlib.util.find_spec(module_name(name))
+        get_code = getattr(spec.loader, "get_code", None) if spec is not None else None
+        code = get_code(spec.name) if get_code is not None and spec is not None else None
+        if code is None:
+            raise jinja2.TemplateNotFound(name)
+        # Run in a fresh namespace per environment, as jinja2's BaseLoader runs a template's
+        # code: its functions read the environment from their module's globals.
+        return environment.template_class.from_code(environment, code, globals if globals is not None else {})
