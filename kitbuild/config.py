@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from kitbuild.errors import ConfigError, RuleError
-from kitbuild.figures import validate_figures, validate_figures_table
-from kitbuild.figures.table import check_table_names
+from kitbuild.figures.table import check_table_names, validate_figures_table
 from kitbuild.rules import Rule, resolve_rule
 from kitbuild.schema import first_schema_error, key_path, load_schema, public_key_path
 from kitbuild.yamlfile import YamlDocument, load_yaml
@@ -205,7 +204,10 @@ def load_config(path: str | os.PathLike[str] = DEFAULT_CONFIG) -> Config:
     # the kit's files can back each figure is the build's question (exit 1).
     figures = data.get("figures", {})
     figures_table = readme.get("figures_table", [])
-    validate_figures(figures, doc.where)
+    if figures != {}:  # the recounts and their schemas are imported only for a kit with figures
+        from kitbuild.figures.evaluation import validate_figures
+
+        validate_figures(figures, doc.where)
     validate_figures_table(figures_table, doc.where)
     check_table_names(figures_table, figures, doc.where)
 

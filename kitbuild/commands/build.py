@@ -14,7 +14,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -22,7 +22,6 @@ from kitbuild import index as kit_index
 from kitbuild.config import DEFAULT_CONFIG, Config, check_out, load_config
 from kitbuild.digests import DIGEST_LENGTH
 from kitbuild.errors import ConfigError, LeakError
-from kitbuild.figures import FigureCheckError, FigureError, FigureValue, RecordFiles, evaluate, records, render_figures_table, require_checks, views
 from kitbuild.index import Entry
 from kitbuild.jsonfile import dump_json
 from kitbuild.leaks import LeakFinding, LeakScanner, distinct
@@ -33,6 +32,9 @@ from kitbuild.progress import SILENT, Progress
 from kitbuild.provenance import provenance_json, rule_record
 from kitbuild.rewrite import Event
 from kitbuild.sources import list_files
+
+if TYPE_CHECKING:
+    from kitbuild.figures.value import FigureValue
 
 
 @dataclass
@@ -273,6 +275,8 @@ def _figures(config: Config, staging: Path, private: dict[str, str]) -> dict[str
     """
     if not config.figures and not config.figures_table:
         return {}
+    from kitbuild.figures import FigureCheckError, FigureError, RecordFiles, evaluate, records, render_figures_table, require_checks, views
+
     try:
         values = evaluate(config.figures, RecordFiles(staging), where=config.document.where)
         require_checks(values)
