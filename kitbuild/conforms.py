@@ -57,8 +57,15 @@ def _is_type(instance: Any, name: str) -> bool:
     raise _Unsure
 
 
+_JSON_TYPES = (str, int, float, list, dict, type(None))  # bool is an int
+
+
 def _equal(one: Any, two: Any) -> bool:
     """JSON equality as jsonschema's: true and 1 differ, 1 and 1.0 do not."""
+    if not isinstance(one, _JSON_TYPES) or not isinstance(two, _JSON_TYPES):
+        # A tuple, or bytes from YAML's !!binary: jsonschema compares any sequence item by item,
+        # and no JSON parser makes one.
+        raise _Unsure
     if one is two:
         return True
     if isinstance(one, str) or isinstance(two, str):
@@ -69,9 +76,7 @@ def _equal(one: Any, two: Any) -> bool:
         return one.keys() == two.keys() and all(_equal(one[key], two[key]) for key in one)
     if isinstance(one, bool) or isinstance(two, bool):
         return False  # not the same object: True and True were caught above
-    if isinstance(one, (list, dict, tuple)) or isinstance(two, (list, dict, tuple)):
-        if isinstance(one, tuple) or isinstance(two, tuple):
-            raise _Unsure  # jsonschema compares any sequence; no JSON parser makes a tuple
+    if isinstance(one, (list, dict)) or isinstance(two, (list, dict)):
         return False
     return bool(one == two)
 

@@ -186,6 +186,7 @@ def test_known_keywords_decide_as_jsonschema_does(instance: Any, schema: dict[st
         (1, {"$ref": "#/$defs/a/b", "$defs": {"a": {"$id": "https://example.invalid/a", "b": {}}}}),
         ({"a": 1}, {"properties": {"a": {"$id": "https://example.invalid/a", "$ref": "#/$defs/x"}}, "$defs": {"x": {}}}),
         ((1, 2), {"const": [1, 2]}),  # a tuple is no JSON value
+        (b"ab", {"enum": [[97, 98]]}),  # nor are bytes (YAML's !!binary), which jsonschema compares item by item
         ("x", {"type": "unknown"}),
         ("x", {"pattern": "("}),
         ("x", {"minLength": "3"}),
