@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-import hashlib
 import itertools
 import mmap
 import os
@@ -40,7 +39,7 @@ import re
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, Callable, Generator, Iterable, Iterator, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Generator, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import orjson
 
@@ -53,6 +52,9 @@ from kitbuild.fileformat import format_of
 from kitbuild.schema import key_path
 from kitbuild import mapped
 from kitbuild.speedups import COMPILED, MAX_NEEDLES, Data, census, count_starts, email_ats, quiet, refill
+
+if TYPE_CHECKING:
+    import hashlib
 
 BLOCK_SIZE = 1 << 20
 PAIR_PARSE_LIMIT = 16 << 20
@@ -76,6 +78,16 @@ _MAX_AFTER_ANCHOR = 4096
 _DIGEST_VALUE = re.compile(r"(?:sha256:)?([0-9A-Fa-f]{64})")
 _PATH_KEYS = {"path", "file", "filename", "file_path", "filepath", "name_path"}
 _DIGEST_KEYS = {"sha256", "sha256sum", "digest", "checksum"}
+
+
+def _sha256(data: bytes = b"") -> hashlib._Hash:
+    """hashlib's SHA-256. hashlib is imported here, at first use, not with the module: loading
+    OpenSSL took 4 to 6 ms of verify's start, before its workers fork, and large files are hashed
+    by the compiled hash (kitbuild.mapped) where there is one."""
+    import hashlib
+
+    return hashlib.sha256(data)
+
 
 
 @dataclass(frozen=True)
@@ -517,7 +529,7 @@ def _sent_one(path: str, data: bytes, plan: ScanPlan, digest: str | None = None)
     the file's hex SHA-256, if known already."""
     c = _compiled(plan)
     if digest is None:
-        digest = hashlib.sha256(data).hexdigest()
+        digest = _sha256(data).hexdigest()
     if _quiet(path, data, plan):
         return len(data), digest
     n = len(data)
@@ -661,7 +673,7 @@ class _Tally:
     def __init__(self, path: str, plan: ScanPlan, scanner: _Scanner) -> None:
         self.scanner = scanner
         self.page = _PageCompare(plan.expect[path]) if path in plan.expect else None
-        self.digest: mapped.Hasher | hashlib._Hash = hashlib.sha256()
+        self.digest: mapped.Hasher | hashlib._Hash = _sha256()
         self.size = 0
 
     def block(self, block: bytes | memoryview) -> None:
@@ -1117,7 +1129,7 @@ def quiet_small(kit: KitFS, path: str, plan: ScanPlan, limit: int) -> tuple[int,
     data = _read_small(kit, path, limit)
     if data is None or not _quiet(path, data, plan):
         return None
-    return len(data), hashlib.sha256(data).digest()
+    return len(data), _sha256(data).digest()
 
 
 def quiet_run(kit: KitFS, paths: Sequence[str], plan: ScanPlan, limit: int) -> tuple[list[int], bytes]:

@@ -7,7 +7,6 @@ lists the record files (those copied from sources) in GNU coreutils' text format
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
@@ -34,6 +33,8 @@ class Entry:
 
     @classmethod
     def from_bytes(cls, path: str, data: bytes) -> "Entry":
+        import hashlib  # at first use: verify imports this module before its workers fork
+
         return cls(path, len(data), hashlib.sha256(data).hexdigest())
 
     def as_dict(self) -> dict[str, object]:

@@ -6,35 +6,22 @@ a NUL or an empty part, and a member is opened only when no part of its path is 
 POSIX, component by component with ``O_NOFOLLOW`` relative to the open parent, so a link swapped
 in between a check and an open is refused too). Devices, FIFOs and sockets are listed, never opened.
 
-:class:`KitFS` is the interface; :class:`FolderKit` reads a folder, :class:`TarGzKit` and
-:class:`ZipKit` read the archives ``kitbuild publish`` writes (or any whose members sit under one
-top folder) without extracting them, so the checks never know which they are reading.
-
-An archive comes from anywhere too, and its headers are claims like any other. Its members are read
-from the archive itself, never written to disk; a member is refused (and reported as a finding, see
-:meth:`KitFS.findings`) when its name climbs out or is absolute, when it is a link, a device or a
-FIFO, when its name occurs twice, when it declares more bytes than the archive can hold, or more
-than :attr:`ArchiveLimits.member`. An archive whose members declare more than
-:attr:`ArchiveLimits.total` in all is not read at all (exit 2). Declared sizes are checked against
-what the compressed bytes can expand to (deflate never expands more than 1032-fold) before any
-member is skipped or read, so a tiny archive claiming 10 GB costs nothing.
+:class:`KitFS` is the interface; :class:`FolderKit` reads a folder, and the readers in
+:mod:`kitbuild.archivekit` read the archives ``kitbuild publish`` writes (or any whose members sit
+under one top folder) without extracting them, so the checks never know which they are reading.
+:func:`open_kit` picks the reader.
 """
 
 from __future__ import annotations
 
 import errno
-import gzip
-import io
 import operator
 import os
 import stat
-import tarfile
-import zipfile
-import zlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, BinaryIO, Callable, Iterator, NamedTuple, cast
+from typing import Any, BinaryIO, Iterator, NamedTuple
 
 from kitbuild.errors import EXIT_FINDINGS, EXIT_USAGE, KitbuildError
 from kitbuild.findings import Finding
@@ -369,13 +356,6 @@ class FolderKit(KitFS):
 # -- archives ---------------------------------------------------------------------------------
 
 GIB = 1 << 30
-# deflate's largest expansion: 258 bytes from 2 bits. A member that claims more than this many
-# times its compressed bytes (plus a little for headers) cannot hold what it claims.
-DEFLATE_RATIO = 1032
-_SLACK = 1 << 20
-_HEADER_LIMIT = 1 << 20  # a tar header (pax or GNU long name) larger than this is refused
-_CACHE_MEMBER = 1 << 20  # small files at the kit's top are kept from the listing pass ...
-_CACHE_TOTAL = 32 << 20  # ... up to this much in all, so verify rewinds the stream less often
 
 
 @dataclass(frozen=True)
@@ -385,376 +365,6 @@ class ArchiveLimits:
     total: int = 64 * GIB  # all members together; more: the archive is not read (exit 2)
     member: int = 16 * GIB  # one member; more: that member is refused (KB116)
     members: int = 1_000_000  # members; more: the archive is not read (exit 2)
-
-
-@dataclass(slots=True)
-class _Raw:
-    """An archive member as its header declares it, before its name is trusted."""
-
-    name: str
-    kind: str
-    size: int = 0
-    locator: Any = None  # where the format finds the bytes (a tar data offset, a ZipInfo)
-    code: str | None = None  # a refusal found while listing (KB113, KB115)
-    reason: str = ""
-    data: bytes | None = None  # the bytes, when the listing pass kept them
-
-
-@dataclass(slots=True)
-class _Entry:
-    kind: str
-    size: int | None
-    locator: Any = None
-    reason: str = ""
-
-
-def _gib(n: int) -> str:
-    return f"{n / GIB:,.0f} GiB" if n >= GIB else f"{n:,} bytes"
-
-
-class _ArchiveKit(KitFS):
-    """What the tar.gz and zip readers share: turning declared members into trusted kit paths."""
-
-    sequential = True
-    format_name = ""
-
-    def __init__(self, path: Path, label: str, limits: ArchiveLimits) -> None:
-        self.path = path
-        self.label = label
-        self.limits = limits
-        self.name = path.name
-        self._findings: list[Finding] = []
-        self._entries: dict[str, _Entry] = {}
-        self._cache: dict[str, bytes] = {}
-        self._settle(self._list())
-
-    @abstractmethod
-    def _list(self) -> list[_Raw]:
-        """Every member the archive declares, in archive order; raises NotAKitError when none can be."""
-
-    @abstractmethod
-    def _stream(self, entry: _Entry) -> BinaryIO:
-        """The bytes of a regular member."""
-
-    def _not_readable(self, why: str) -> NotAKitError:
-        return NotAKitError(f"{self.label}: {why}. Give the folder a kit was unpacked into, or the archive 'kitbuild publish' wrote.")
-
-    def _refuse_name(self, name: str, why: str) -> None:
-        self._findings.append(Finding("KB112", self.name, f"holds a member named {name!r}, which {why}; verify never reads it"))
-
-    def _settle(self, raws: list[_Raw]) -> None:
-        """Trust the names that are plain kit paths under one top folder; refuse the rest."""
-        accepted: list[tuple[str, _Raw]] = []
-        for raw in raws:
-            name = raw.name
-            while name.startswith("./"):
-                name = name[2:]
-            name = name.rstrip("/") if raw.kind == DIR else name
-            if name in ("", "."):
-                continue
-            try:
-                name.encode("utf-8")
-            except UnicodeEncodeError:
-                self._refuse_name(name.encode("utf-8", "surrogateescape").decode("utf-8", "replace"), "is not UTF-8")
-                continue
-            why = refusal(name)
-            if why:
-                self._refuse_name(name, why)
-                continue
-            accepted.append((name, raw))
-        if not accepted:
-            raise self._not_readable(f"holds no member verify can read as a kit ({self.format_name})")
-        if any(name == "index.json" for name, _ in accepted):
-            root = ""
-        else:
-            tops = sorted({name.split("/", 1)[0] for name, _ in accepted})
-            if len(tops) != 1:
-                shown = ", ".join(tops[:3]) + (", ..." if len(tops) > 3 else "")
-                raise self._not_readable(f"its members do not sit under one top folder (they sit under {shown}) and there is no index.json at its root")
-            root = tops[0] + "/"
-        by_path: dict[str, list[_Raw]] = {}
-        for name, raw in accepted:
-            if name.startswith(root):  # else: the top folder's own entry
-                by_path.setdefault(name[len(root):], []).append(raw)
-        for path, group in by_path.items():
-            raw = group[0]
-            if all(r.kind == DIR for r in group):
-                self._entries[path] = _Entry(DIR, None)
-            elif len(group) > 1:
-                self._refuse(path, "KB114", "is in the archive more than once; neither copy is read")
-            elif raw.code is not None:
-                self._refuse(path, raw.code, raw.reason)
-            elif raw.kind == FILE and raw.size > self.limits.member:
-                self._refuse(path, "KB116", f"declares {raw.size:,} bytes, more than the {_gib(self.limits.member)} verify reads of one archive member; it is never read")
-            else:
-                self._entries[path] = _Entry(raw.kind, raw.size if raw.kind == FILE else None, raw.locator)
-                if raw.data is not None:
-                    self._cache[path] = raw.data
-
-    def _refuse(self, path: str, code: str, reason: str) -> None:
-        self._findings.append(Finding(code, path, reason))
-        self._entries[path] = _Entry(REFUSED, None, reason=reason)
-
-    def _check_totals(self, count: int, declared: int) -> None:
-        if count > self.limits.members:
-            raise self._not_readable(f"holds more than {self.limits.members:,} members, more than verify reads from an archive; unpack it and verify the folder")
-        if declared > self.limits.total:
-            raise self._not_readable(
-                f"its members declare more than {_gib(self.limits.total)} in all, more than verify reads from an archive; "
-                "unpack it yourself if you trust it, and verify the folder"
-            )
-
-    def findings(self) -> list[Finding]:
-        return list(self._findings)
-
-    def members(self, sizes: bool = True) -> Iterator[Member]:
-        found = {p: Member(p, e.kind, e.size) for p, e in self._entries.items()}
-        for p in list(found):
-            parts = p.split("/")
-            for i in range(1, len(parts)):
-                found.setdefault("/".join(parts[:i]), Member("/".join(parts[:i]), DIR))
-        return iter(sorted(found.values(), key=lambda m: m.path))
-
-    def open(self, path: str) -> BinaryIO:
-        why = refusal(path)
-        if why:
-            raise MemberError(path, why, "refused")
-        entry = self._entries.get(path)
-        if entry is None:
-            if any(p.startswith(path + "/") for p in self._entries):
-                raise MemberError(path, "is not a regular file", "special")
-            raise MemberError(path, "is not in the kit", "missing")
-        if entry.kind == SYMLINK:
-            raise MemberError(path, f"resolves through the symlink {path}", "refused")
-        if entry.kind == REFUSED:
-            raise MemberError(path, entry.reason, "refused")
-        if entry.kind != FILE:
-            raise MemberError(path, "is not a regular file", "special")
-        if path in self._cache:
-            return io.BytesIO(self._cache[path])
-        return self._stream(entry)
-
-
-class _GuardedStream:
-    """The decompressed tar stream as tarfile sees it: a header may not ask for more than 1 MiB.
-
-    tarfile reads a pax header's or GNU long name's payload whole, at the size the header claims;
-    without this guard a forged header would have it hold gigabytes in memory.
-    """
-
-    def __init__(self, stream: IO[bytes]) -> None:
-        self._stream = stream
-
-    def read(self, n: int = -1) -> bytes:
-        if n is None or n < 0 or n > _HEADER_LIMIT:
-            raise _HeaderTooLarge(n)
-        return self._stream.read(n)
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        return self._stream.seek(offset, whence)
-
-    def tell(self) -> int:
-        return self._stream.tell()
-
-
-class _HeaderTooLarge(Exception):
-    pass
-
-
-_STREAM_ERRORS = (EOFError, zlib.error, OSError, ValueError, tarfile.TarError, zipfile.BadZipFile, RuntimeError, NotImplementedError)
-
-
-class _MemberStream(io.RawIOBase):
-    """One member's bytes, read from the archive; a short read is an error, never silent."""
-
-    def __init__(self, read_at: Callable[[int, int], bytes], size: int) -> None:
-        super().__init__()
-        self._read_at = read_at
-        self._size = size
-        self._pos = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        want = min(len(buffer), self._size - self._pos)
-        if want <= 0:
-            return 0
-        try:
-            data = self._read_at(self._pos, want)
-        except _STREAM_ERRORS as exc:
-            raise OSError(errno.EIO, f"the archive's data for it is damaged ({_why(exc)})") from None
-        if not data:
-            raise OSError(errno.EIO, "the archive ends inside it")
-        buffer[: len(data)] = data
-        self._pos += len(data)
-        return len(data)
-
-
-def _member_stream(read_at: Callable[[int, int], bytes], size: int) -> BinaryIO:
-    """A buffered stream over a member: read, readline and iteration, as a file gives them."""
-    return cast(BinaryIO, io.BufferedReader(_MemberStream(read_at, size), buffer_size=1 << 16))
-
-
-class TarGzKit(_ArchiveKit):
-    """A kit in a .tar.gz (or .tgz), read member by member from the compressed stream."""
-
-    format_name = "a .tar.gz"
-
-    def __init__(self, path: Path, label: str, limits: ArchiveLimits = ArchiveLimits()) -> None:
-        self._gz: gzip.GzipFile | None = None
-        super().__init__(path, label, limits)
-
-    def _gzip(self) -> gzip.GzipFile:
-        if self._gz is None:
-            self._gz = gzip.GzipFile(fileobj=open(self.path, "rb"), mode="rb")
-        return self._gz
-
-    def _list(self) -> list[_Raw]:
-        # Every byte the tar holds came out of the gzip stream, so no member can end past this.
-        bound = self.path.stat().st_size * DEFLATE_RATIO + _SLACK
-        gz = self._gzip()
-        try:
-            tar = tarfile.open(fileobj=cast(IO[bytes], _GuardedStream(cast(IO[bytes], gz))), mode="r:")
-        except (_HeaderTooLarge, *_STREAM_ERRORS) as exc:
-            raise self._not_readable(f"is not a readable .tar.gz ({_why(exc)})") from None
-        raws: list[_Raw] = []
-        declared = cached = 0
-        while True:
-            try:
-                info = tar.next()
-            except (_HeaderTooLarge, *_STREAM_ERRORS) as exc:
-                last = raws[-1] if raws else None
-                if isinstance(exc, tarfile.ReadError) and str(exc) == "unexpected end of data" and last is not None and last.kind == FILE:
-                    last.code, last.reason = "KB115", f"declares {last.size:,} bytes; the archive ends before them"
-                else:
-                    after = f" after the member {last.name!r}" if last is not None else ""
-                    self._findings.append(Finding("KB117", self.name, f"is damaged{after} ({_why(exc)}); members after that point are not read"))
-                break
-            if info is None:
-                break
-            raw = _Raw(info.name, _tar_kind(info), info.size)
-            if info.islnk():
-                raw.code, raw.reason = "KB113", "is a hard link; a kit holds regular files only, and verify never follows a link"
-            raws.append(raw)
-            if raw.kind == FILE or info.type not in tarfile.SUPPORTED_TYPES:
-                end = info.offset_data + info.size
-                if end > bound:
-                    raw.code = "KB115"
-                    raw.reason = f"declares {info.size:,} bytes, more than the archive can hold ({self.path.stat().st_size:,} compressed bytes); members after it cannot be found"
-                    break
-                declared += info.size
-            self._check_totals(len(raws), declared)
-            if raw.kind != FILE:
-                continue
-            raw.locator = info.offset_data
-            parts = info.name.split("/")
-            if info.size <= _CACHE_MEMBER and cached + info.size <= _CACHE_TOTAL and (len(parts) <= 2 or "_templates" in parts):
-                try:
-                    gz.seek(info.offset_data)
-                    data = gz.read(info.size)
-                except _STREAM_ERRORS:
-                    data = b""
-                if len(data) == info.size:
-                    raw.data = data
-                    cached += info.size
-        return raws
-
-    def _stream(self, entry: _Entry) -> BinaryIO:
-        offset: int = entry.locator
-        assert entry.size is not None
-
-        def read_at(pos: int, n: int) -> bytes:
-            gz = self._gzip()
-            if gz.tell() != offset + pos:
-                gz.seek(offset + pos)
-            return gz.read(n)
-
-        return _member_stream(read_at, entry.size)
-
-
-class ZipKit(_ArchiveKit):
-    """A kit in a .zip, read member by member through the zip's central directory."""
-
-    format_name = "a .zip"
-
-    def __init__(self, path: Path, label: str, limits: ArchiveLimits = ArchiveLimits()) -> None:
-        self._zip: zipfile.ZipFile | None = None
-        super().__init__(path, label, limits)
-
-    def _list(self) -> list[_Raw]:
-        try:
-            self._zip = zipfile.ZipFile(self.path)
-            infos = self._zip.infolist()
-        except _STREAM_ERRORS as exc:
-            raise self._not_readable(f"is not a readable .zip ({_why(exc)})") from None
-        self._check_totals(len(infos), 0)
-        # Member data lies before the central directory; a member claiming to run past it holds less.
-        start_dir = getattr(self._zip, "start_dir", self.path.stat().st_size)
-        raws: list[_Raw] = []
-        declared = 0
-        for info in infos:
-            mode = info.external_attr >> 16 if info.create_system == 3 else 0
-            kind = _mode_kind(mode) if stat.S_IFMT(mode) else (DIR if info.is_dir() else FILE)
-            raw = _Raw(info.filename, kind, info.file_size, info)
-            raws.append(raw)
-            if kind != FILE:
-                continue
-            declared += info.file_size
-            if info.header_offset + info.compress_size > start_dir:
-                raw.code, raw.reason = "KB115", f"declares {info.compress_size:,} compressed bytes, which run past the end of the archive's data"
-            elif info.compress_type == zipfile.ZIP_STORED and info.file_size > info.compress_size:
-                raw.code, raw.reason = "KB115", f"declares {info.file_size:,} bytes but holds {info.compress_size:,}"
-            elif info.compress_type == zipfile.ZIP_DEFLATED and info.file_size > info.compress_size * DEFLATE_RATIO + _SLACK:
-                raw.code, raw.reason = "KB115", f"declares {info.file_size:,} bytes, more than its {info.compress_size:,} compressed bytes can hold"
-        self._check_totals(len(infos), declared)
-        return raws
-
-    def _stream(self, entry: _Entry) -> BinaryIO:
-        info = entry.locator
-        assert self._zip is not None
-        archive = self._zip
-
-        opened: list[IO[bytes]] = []
-
-        def read_at(pos: int, n: int) -> bytes:
-            # One member stream per open; the checks read each member front to back.
-            if not opened:
-                opened.append(archive.open(info))
-            return opened[0].read(n)
-
-        return _member_stream(read_at, info.file_size)
-
-
-def _why(exc: BaseException) -> str:
-    if isinstance(exc, _HeaderTooLarge):
-        return f"a header claims more than {_HEADER_LIMIT:,} bytes"
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _mode_kind(mode: int) -> str:
-    if stat.S_ISREG(mode):
-        return FILE
-    if stat.S_ISDIR(mode):
-        return DIR
-    if stat.S_ISLNK(mode):
-        return SYMLINK
-    return OTHER
-
-
-def _tar_kind(info: tarfile.TarInfo) -> str:
-    if info.issparse():
-        return OTHER  # its declared size is not the bytes it holds
-    if info.isreg():
-        return FILE
-    if info.isdir():
-        return DIR
-    if info.issym():
-        return SYMLINK
-    if info.islnk():
-        return REFUSED
-    return OTHER
 
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".zip")
@@ -769,6 +379,8 @@ def open_kit(kit: str | os.PathLike[str], limits: ArchiveLimits = ArchiveLimits(
     label = str(kit)
     path = Path(kit)
     if path.is_file():
+        from kitbuild.archivekit import TarGzKit, ZipKit  # (tarfile, gzip, zipfile: for archives only)
+
         try:
             with open(path, "rb") as stream:
                 magic = stream.read(4)
