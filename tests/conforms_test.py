@@ -148,6 +148,8 @@ def test_made_up_values_get_the_answer_jsonschema_gives_for_each_definition(data
     [
         # jsonschema's own readings of JSON: a float with no fraction is an integer, a bool is not.
         (1.0, {"type": "integer"}, True),
+        (1.5, {"type": "integer"}, False),
+        ({"size": 2.5}, {"properties": {"size": {"type": "integer", "minimum": 0}}}, False),
         (True, {"type": "integer"}, False),
         (True, {"enum": [1]}, False),
         (1.0, {"const": 1}, True),
