@@ -15,6 +15,7 @@ import kitbuild.pagecode as pagecode
 from kitbuild import pages
 from kitbuild.commands.demo import demo
 from kitbuild.pagecode.__main__ import HERE, generated
+from kitbuild.pagecode import manifest
 from kitbuild.pagecode.manifest import JINJA2
 from kitbuild.pages import PAGE_TEMPLATES, page_context, render_pages
 from kitbuild.resources import templates_dir
@@ -29,7 +30,7 @@ def test_the_compiled_templates_are_current():
         pytest.skip(f"compiled under jinja2 {JINJA2}, {jinja2.__version__} installed: the templates are compiled on use (the next test)")
     for name, text in generated().items():
         assert (HERE / name).read_text(encoding="utf-8") == text, f"kitbuild/pagecode/{name} is stale: run python -m kitbuild.pagecode"
-    assert sorted(pagecode.TEMPLATES) == sorted(PAGE_TEMPLATES.values())
+    assert sorted(manifest.TEMPLATES) == sorted(PAGE_TEMPLATES.values())
 
 
 @pytest.fixture
@@ -47,7 +48,7 @@ def compiles(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def _without_compiled_templates(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pagecode, "TEMPLATES", {})
+    monkeypatch.setattr(manifest, "TEMPLATES", {})
 
 
 @pytest.fixture(scope="module")
@@ -75,10 +76,21 @@ def test_the_compiled_templates_render_what_compiling_them_renders(monkeypatch: 
 
 
 def test_under_another_jinja2_the_templates_are_compiled_from_their_text(monkeypatch: pytest.MonkeyPatch, compiles: list[str]) -> None:
-    monkeypatch.setattr(pagecode, "JINJA2", "0.0.0")
+    monkeypatch.setattr(manifest, "JINJA2", "0.0.0")
     pages_out = render_pages(context(title=TITLE))
     assert sorted(compiles) == sorted(PAGE_TEMPLATES.values())
     assert pages_out["README.md"].startswith(b"# Tiny & <odd> | kit\n")
+
+
+def test_an_environment_set_otherwise_compiles_from_the_text(compiles: list[str]) -> None:
+    # Settings that change the code jinja2 generates (here: whitespace after a block) turn the
+    # compiled templates off for that environment.
+    env = pages._environment({})
+    assert env.get_template("README.md.j2").filename.endswith("compiled_readme_md.py") or jinja2.__version__ != JINJA2
+    other = pages._environment({})
+    other.trim_blocks = False
+    assert not other.get_template("README.md.j2").filename.endswith("compiled_readme_md.py")
+    assert "README.md.j2" in compiles
 
 
 def test_an_edited_template_is_compiled_from_its_text(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, compiles: list[str]) -> None:

@@ -7,10 +7,12 @@ template, written by ``python -m kitbuild.pagecode`` and held current by tests/p
 Python keeps its bytecode as for any module.
 
 A module is used only while it is what compiling would give: under the jinja2 version that
-generated it, for template bytes with the digest it was generated from (checked on each use, so
-an edited template is compiled afresh). The environment is the one kitbuild.pages builds, so the
-sandbox, the filters and autoescaping apply as to a template compiled on the spot. A kit's own
-templates are always compiled from their text.
+generated it, for template bytes with the digest it was generated from, and for an environment
+whose settings that shape the code (delimiters, whitespace handling, autoescaping of the name,
+extensions) are those it was generated under; all three are checked on each use, so an edited
+template or environment is compiled afresh. The environment is the one kitbuild.pages builds, so
+the sandbox and the filters apply as to a template compiled on the spot. A kit's own templates
+are always compiled from their text.
 """
 
 from __future__ import annotations
@@ -21,10 +23,10 @@ from typing import Any, MutableMapping
 
 import jinja2
 
-from kitbuild.pagecode.manifest import JINJA2, TEMPLATES
+from kitbuild.pagecode import manifest
 from kitbuild.resources import templates_dir
 
-__all__ = ["CompiledLoader", "module_name"]
+__all__ = ["CompiledLoader", "module_name", "settings"]
 
 
 def module_name(template: str) -> str:
@@ -33,14 +35,45 @@ def module_name(template: str) -> str:
     return f"{__name__}.compiled_{stem}"
 
 
+def settings(environment: jinja2.Environment, template: str) -> str:
+    """The settings of ``environment`` that shape the code jinja2 generates for ``template``,
+    besides the template's text and jinja2's version."""
+    escape = environment.autoescape(template) if callable(environment.autoescape) else environment.autoescape
+    return repr(
+        (
+            type(environment).__name__,
+            environment.block_start_string,
+            environment.block_end_string,
+            environment.variable_start_string,
+            environment.variable_end_string,
+            environment.comment_start_string,
+            environment.comment_end_string,
+            environment.line_statement_prefix,
+            environment.line_comment_prefix,
+            environment.trim_blocks,
+            environment.lstrip_blocks,
+            environment.newline_sequence,
+            environment.keep_trailing_newline,
+            environment.optimized,
+            environment.is_async,
+            environment.finalize is not None,
+            bool(escape),
+            sorted(environment.extensions),
+        )
+    )
+
+
 class CompiledLoader(jinja2.BaseLoader):
     """Loads a built-in template from its module; any other name, or one whose module is not
     current, is not found here (a ChoiceLoader then asks the next loader, which compiles it)."""
 
     def load(self, environment: jinja2.Environment, name: str, globals: MutableMapping[str, Any] | None = None) -> jinja2.Template:
-        digest = TEMPLATES.get(name)
-        if digest is None or jinja2.__version__ != JINJA2:
+        # (name -> (sha256, settings)) as the manifest records it; read at each use, so that a
+        # manifest from an older layout only turns the compiled templates off.
+        recorded = getattr(manifest, "TEMPLATES", {}).get(name)
+        if not isinstance(recorded, tuple) or jinja2.__version__ != getattr(manifest, "JINJA2", None) or settings(environment, name) != recorded[1]:
             raise jinja2.TemplateNotFound(name)
+        digest = recorded[0]
         try:
             data = (templates_dir() / name).read_bytes()
         except OSError:
