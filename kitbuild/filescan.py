@@ -89,7 +89,6 @@ def _sha256(data: bytes = b"") -> hashlib._Hash:
     return hashlib.sha256(data)
 
 
-
 @dataclass(frozen=True)
 class ScanPlan:
     """What to look for in the kit's files; the same for every file."""

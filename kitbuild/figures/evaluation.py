@@ -31,6 +31,7 @@ RELATIVE_TOLERANCE = 1e-9
 
 NAME = re.compile(r"[a-z][a-z0-9_]*")
 
+
 def validate_figures(spec: Any, where: Where | None = None, prefix: Sequence[str | int] = ("figures",)) -> dict[str, Recount]:
     """Check a ``figures:`` block; return each figure's recount. Raises :class:`FigureSpecError`.
 

@@ -18,6 +18,7 @@ are always compiled from their text.
 from __future__ import annotations
 
 import hashlib
+import importlib.abc
 import importlib.util
 from typing import Any, MutableMapping
 
@@ -80,9 +81,11 @@ class CompiledLoader(jinja2.BaseLoader):
             raise jinja2.TemplateNotFound(name) from None
         if hashlib.sha256(data).hexdigest() != digest:
             raise jinja2.TemplateNotFound(name)
+        # The module's code object, from its cached bytecode where Python keeps one.
         spec = importlib.util.find_spec(module_name(name))
-        get_code = getattr(spec.loader, "get_code", None) if spec is not None else None
-        code = get_code(spec.name) if get_code is not None and spec is not None else None
+        if spec is None or not isinstance(spec.loader, importlib.abc.InspectLoader):
+            raise jinja2.TemplateNotFound(name)
+        code = spec.loader.get_code(spec.name)
         if code is None:
             raise jinja2.TemplateNotFound(name)
         # Run in a fresh namespace per environment, as jinja2's BaseLoader runs a template's
