@@ -32,12 +32,12 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import functools
 import itertools
 import mmap
 import os
 import re
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Generator, Iterable, Iterator, Mapping, Sequence, TypeVar
 
@@ -50,7 +50,8 @@ from kitbuild.memory import collector_paused, read_blocks
 from kitbuild.progress import SILENT, Progress
 from kitbuild.fileformat import format_of
 from kitbuild.schema import key_path
-from kitbuild import mapped
+from kitbuild import crew, mapped
+from kitbuild.crew import Crew
 from kitbuild.speedups import COMPILED, MAX_NEEDLES, Data, census, count_starts, email_ats, quiet, refill
 
 if TYPE_CHECKING:
@@ -1003,7 +1004,9 @@ def chunks(paths: Sequence[str], sizes: Sequence[int], jobs: int) -> list[list[s
     """
     if not paths:
         return []
-    parts = max(1, jobs * _CHUNKS_PER_JOB)
+    # (A run ends at its share of the bytes or of the files, so there are up to twice ``parts``
+    # of them: a quarter of what a crew hands out keeps them well within.)
+    parts = max(1, min(jobs * _CHUNKS_PER_JOB, crew.MAX_RUNS // 4))
     byte_target = max(1, sum(sizes) // parts)
     file_target = max(1, -(-len(paths) // parts))
     # A run ends at the first file that brings it to its share of the bytes or of the files. The
@@ -1032,7 +1035,6 @@ def in_pairs(runs: list[list[str]], large: set[str], jobs: int) -> list[list[str
     return out if len(out) >= jobs else runs
 
 
-_WORKER: tuple[KitFS, ScanPlan] | None = None
 # Most files print no digest, hold no placeholder and no leak: their empty containers are one
 # shared object each (read only after the scan), not five new ones per file in a kit of 100,000.
 _EMPTY_DIGESTS: dict[str, list[int]] = {}
@@ -1060,11 +1062,6 @@ def _compact(scan: FileScan, path: str | None = None) -> FileScan:
     return scan
 
 
-def _init_worker(kit: KitFS, plan: ScanPlan) -> None:
-    global _WORKER
-    _WORKER = (kit, plan)
-
-
 # What a worker sends back for a file: its scan, or for a file with nothing to report but its
 # size and digest (nearly every file of a big kit), just those two. Pickling 100,000 whole scans
 # cost the workers 4 µs a file, a fifth of the time they spent reading and scanning.
@@ -1088,11 +1085,10 @@ def _sendable(sent: Sent) -> Sent:
     return (sent.size, sent.sha256) if isinstance(sent, FileScan) and _plain(sent) else sent
 
 
-def _scan_chunk(paths: list[str]) -> list[Sent]:
-    assert _WORKER is not None
-    kit, plan = _WORKER
+def _scan_chunk(kit: KitFS, plan: ScanPlan, runs: list[list[str]], k: int) -> list[Sent]:
+    """What a worker sends for run ``k`` of ``runs``."""
     with collector_paused():
-        return [_sendable(sent) for sent in _scan_run(kit, paths, plan, None, _sent_one)]
+        return [_sendable(sent) for sent in _scan_run(kit, runs[k], plan, None, _sent_one)]
 
 
 def _read_small(kit: KitFS, path: str, limit: int) -> bytes | None:
@@ -1231,33 +1227,28 @@ class StartedScan:
 
     def __init__(self, kit: KitFS, paths: Sequence[str], sizes: Sequence[int], plan: ScanPlan, jobs: int) -> None:
         self.kit, self.paths, self.plan = kit, paths, plan
-        self._pool: ProcessPoolExecutor | None = None
+        self._crew: Crew | None = None
         self._runs: list[list[str]] = []
-        self._results: Iterator[list[Sent]] | None = None
-        self._collected = False
-        if jobs <= 1 or len(paths) < 2 or kit.sequential or len(paths) * _FILE_S + sum(sizes) * _BYTE_S < _SERIAL_BELOW_S:
+        self._collected = self._cancelled = False
+        if jobs <= 1 or len(paths) < 2 or kit.sequential or not crew.AVAILABLE or len(paths) * _FILE_S + sum(sizes) * _BYTE_S < _SERIAL_BELOW_S:
             return  # one process: the pass runs in collect()
         runs = chunks(paths, sizes, jobs)
         if mapped.ACCELERATED:
             runs = in_pairs(runs, set(itertools.compress(paths, map(plan.block_size.__le__, sizes))), jobs)
         self._runs = runs
-        self._pool = ProcessPoolExecutor(min(jobs, len(runs)), initializer=_init_worker, initargs=(kit, plan))
-        try:
-            self._results = self._pool.map(_scan_chunk, runs)
-        except BaseException:
-            self.cancel()
-            raise
+        self._crew = Crew(len(runs))
+        self._crew.start(min(jobs, len(runs)), functools.partial(_scan_chunk, kit, plan, runs))
 
     def collect(self, progress: Progress = SILENT, loud: list[str] | None = None) -> dict[str, FileScan]:
         """Every file's scan (see :func:`scan_files` for ``progress`` and ``loud``), once: the
         workers' answers are consumed, and a scan whose workers were cancelled has none."""
-        if self._collected or (self._results is not None and self._pool is None):
+        if self._collected or self._cancelled:
             raise RuntimeError("a StartedScan is collected once, and not after it was cancelled")
         self._collected = True
         loud = [] if loud is None else loud
         out: dict[str, FileScan] = {}
         with collector_paused():
-            if self._results is None:
+            if self._crew is None:
                 try:
                     for p in self.paths:
                         scan = out[p] = _compact(scan_file(self.kit, p, self.plan, lambda n: progress.advance(size=n)))
@@ -1267,17 +1258,25 @@ class StartedScan:
                 finally:
                     self.kit.close()  # the folders scan_file kept open
                 return out
-            assert self._results is not None
             try:
+                # The runs come in any order; their scans go into ``out`` in the runs' order.
                 receiver = Receiver(self.plan)
-                for run, result in zip(self._runs, self._results):
-                    progress.advance(len(result), receiver.receive(run, result, out, loud))
+                runs, done, after = self._runs, {}, 0
+                for k, result in self._crew.answers():
+                    done[k] = result
+                    while after in done:
+                        progress.advance(len(runs[after]), receiver.receive(runs[after], done.pop(after), out, loud))
+                        after += 1
+                # A run whose worker died, or failed on it, is done here (and fails here).
+                for k in range(after, len(runs)):
+                    result = done.pop(k) if k in done else _scan_chunk(self.kit, self.plan, runs, k)
+                    progress.advance(len(runs[k]), receiver.receive(runs[k], result, out, loud))
             finally:
-                self.cancel()
+                self._crew.cancel()
         return out
 
     def cancel(self) -> None:
         """Stop the workers (once collected, or when the caller gives up; safe to call twice)."""
-        pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+        if self._crew is not None:
+            self._cancelled = not self._collected
+            self._crew.cancel()

@@ -7,17 +7,18 @@ files and a small-file limit that some of the kit's files pass.
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import mmap
-import multiprocessing
 import os
+import pickle
 from pathlib import Path
 
 import orjson
 import pytest
 
-from kitbuild import prescan
+from kitbuild import crew, prescan
 from kitbuild.commands.verify import verify
+from kitbuild.crew import Crew
 from kitbuild.filescan import FileScan, ScanPlan
 from kitbuild.kitfs import FolderKit
 from kitbuild.prescan import Prescan
@@ -167,9 +168,8 @@ def test_a_worker_that_dies_leaves_its_runs_to_the_full_pass(kit: Path, tmp_path
     copy = _copy(kit, tmp_path / "kit", broken=True)
     serial = verify_json(verify(copy, jobs=1))
 
-    def dies(kit: object, plan: object, runs: object, tokens: int, stop: object, out: object) -> None:
-        for _ in range(3):
-            prescan._take(tokens)  # runs taken, never sent back
+    def dies(kit: object, plan: object, runs: object, team: Crew, k: int) -> None:
+        team.take(), team.take()  # three runs taken (with k), never answered
         os._exit(1)
 
     monkeypatch.setattr(prescan, "_work", dies)
@@ -183,24 +183,22 @@ def _unpacked(sizes: list[int], digests: bytes) -> list[tuple[int, str] | None]:
 
 
 def _run_worker(tmp_path: Path, files: dict[str, bytes], plan: ScanPlan) -> tuple[list[tuple[int, list[tuple[int, str] | None]]], int, int]:
-    """``_work`` over ``files`` in this process: what it sends, the stop flag and the runs left."""
+    """A worker's loop over ``files``, in this process: what it answers, the stop flag and the
+    runs left."""
     for path, data in files.items():
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_bytes(data)
     runs = prescan._runs(sorted(files))
-    read = prescan._pipe_of_runs(len(runs))
-    stop = mmap.mmap(-1, 1)
-    receive, send = multiprocessing.Pipe(duplex=False)
+    team = Crew(len(runs))
+    sent: list[tuple[int, list[tuple[int, str] | None]]] = []
     try:
-        prescan._work(FolderKit(tmp_path), plan, runs, read, stop, send)
-        sent = [(k, _unpacked(sizes, digests)) for k, sizes, digests in receive.recv()]
+        team.serve(functools.partial(prescan._work, FolderKit(tmp_path), plan, runs, team), lambda k, data: sent.append((k, _unpacked(*pickle.loads(data)))))
         left = 0
-        while prescan._take(read) is not None:
+        while crew.take(team.tokens) is not None:
             left += 1
     finally:
-        os.close(read)
-        receive.close()
-    return sent, stop[0], left
+        team.cancel()
+    return sent, int(team.stopped), left
 
 
 def test_a_worker_sends_size_and_digest_only_for_a_small_quiet_file(tmp_path: Path) -> None:
@@ -248,7 +246,7 @@ def test_only_several_cores_a_folder_and_many_files_get_a_head_start(monkeypatch
     assert not Prescan.wanted(2000, 2, sequential=True)
     assert Prescan.wanted(2000, 2, sequential=False, sizes=[10, 10, 10**6])  # mostly small files
     assert not Prescan.wanted(2000, 2, sequential=False, sizes=[10, 10**6, 10**6])  # mostly large ones
-    monkeypatch.setattr(prescan.multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    monkeypatch.setattr(crew, "AVAILABLE", False)
     assert not Prescan.wanted(2000, 2, sequential=False)  # where workers cannot be forked
 
 
@@ -281,7 +279,7 @@ def test_the_main_process_takes_no_run_once_a_worker_says_stop(tmp_path: Path) -
     fs = _files(tmp_path, files)
     plan = ScanPlan(records=frozenset(), paths=frozenset())
     head = Prescan(fs, sorted(files), plan, jobs=1)
-    head.stop[0] = 1
+    head.crew.stop()
     out: dict[str, FileScan] = {}
     head.finish(plan, frozenset(), Progress(), out, [])
     assert out == {}
@@ -294,12 +292,3 @@ def test_a_kit_of_any_size_makes_few_enough_runs_for_the_pipe(monkeypatch: pytes
     assert len(runs) == 4 and [p for run in runs for p in run] == paths
     assert prescan._runs(paths[:7]) == [paths[0:2], paths[2:4], paths[4:6], paths[6:7]]
     assert prescan._runs([]) == []
-
-
-def test_the_pipe_hands_out_every_run_number_once_then_says_none_is_left() -> None:
-    read = prescan._pipe_of_runs(prescan.MAX_RUNS)
-    try:
-        taken = [prescan._take(read) for _ in range(prescan.MAX_RUNS + 2)]
-    finally:
-        os.close(read)
-    assert taken == [*range(prescan.MAX_RUNS), None, None]

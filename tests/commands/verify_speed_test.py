@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import mmap
+import os
 import re
 from pathlib import Path
 
@@ -384,7 +385,7 @@ def test_files_below_the_root_are_read_while_the_pages_are_rendered(kit: Path, t
 
     def watched(*args: object, **kwargs: object) -> dict[str, bytes]:
         # Which files were handed to workers before this call, if any were.
-        started.extend(list(s.paths) for s in started_scans if s._pool is not None)
+        started.extend(list(s.paths) for s in started_scans if s._crew is not None)
         return render(*args, **kwargs)  # type: ignore[arg-type]
 
     started_scans: list[filescan.StartedScan] = []
@@ -403,9 +404,33 @@ def test_files_below_the_root_are_read_while_the_pages_are_rendered(kit: Path, t
     assert not [p for p in started[0] if "/" not in p]  # the pages, at the root, wait for their plan
 
 
-def test_a_check_that_fails_after_the_head_start_stops_its_workers(kit: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import multiprocessing
+def _forked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The process ids of the workers forked from here on."""
+    pids: list[int] = []
+    fork = os.fork
 
+    def recorded() -> int:
+        pid = fork()
+        if pid:
+            pids.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", recorded)
+    return pids
+
+
+def _all_ended(pids: list[int]) -> bool:
+    """Whether each of ``pids`` has ended and been waited for (no zombie left)."""
+    for pid in pids:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            continue
+        return False
+    return True
+
+
+def test_a_check_that_fails_after_the_head_start_stops_its_workers(kit: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import kitbuild.pages
 
     def fails(*args: object, **kwargs: object) -> dict[str, bytes]:
@@ -413,9 +438,10 @@ def test_a_check_that_fails_after_the_head_start_stops_its_workers(kit: Path, mo
 
     monkeypatch.setattr(filescan, "_SERIAL_BELOW_S", 0.0)
     monkeypatch.setattr(kitbuild.pages, "render_pages", fails)
+    pids = _forked(monkeypatch)
     with pytest.raises(RuntimeError, match="rendering failed"):
         verify(kit, jobs=2)
-    assert multiprocessing.active_children() == []
+    assert len(pids) == 2 and _all_ended(pids)
 
 
 @pytest.mark.parametrize("pooled", [False, True])
@@ -429,7 +455,7 @@ def test_a_started_scan_is_collected_once_and_never_after_a_cancel(kit: Path, mo
     if pooled:
         monkeypatch.setattr(filescan, "_SERIAL_BELOW_S", 0.0)
     started = filescan.StartedScan(fs, paths, sizes, plan, 2)
-    assert (started._pool is not None) is pooled
+    assert (started._crew is not None) is pooled
     assert list(started.collect()) == paths
     with pytest.raises(RuntimeError, match="collected once"):
         started.collect()

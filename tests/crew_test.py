@@ -1,0 +1,138 @@
+"""kitbuild.crew: forked workers take every run once, answer through files that never make them
+wait, and a worker that fails or dies leaves its runs missing, never wrong; none outlives the crew."""
+
+from __future__ import annotations
+
+import functools
+import os
+import time
+
+import pytest
+
+from kitbuild import crew
+from kitbuild.crew import Crew
+
+pytestmark = pytest.mark.skipif(not crew.AVAILABLE, reason="workers are forked")
+
+
+def _started(count: int, workers: int, work: object) -> tuple[Crew, list[int]]:
+    """A crew of ``workers`` on ``count`` runs, and its workers' process ids."""
+    team = Crew(count)
+    team.start(workers, work)  # type: ignore[arg-type]
+    return team, [w.pid for w in team._workers]
+
+
+def _ended(pid: int) -> bool:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:  # ended and waited for
+        return True
+    return False
+
+
+def _square(k: int) -> tuple[int, int]:
+    return k, k * k
+
+
+def test_the_pipe_hands_out_every_run_number_once_then_says_none_is_left() -> None:
+    read = crew.pipe_of_runs(crew.MAX_RUNS)
+    try:
+        taken = [crew.take(read) for _ in range(crew.MAX_RUNS + 2)]
+    finally:
+        os.close(read)
+    assert taken == [*range(crew.MAX_RUNS), None, None]
+
+
+def test_more_runs_than_the_pipe_holds_are_refused_before_anything_starts() -> None:
+    with pytest.raises(ValueError, match=f"at most {crew.MAX_RUNS}"):
+        crew.pipe_of_runs(crew.MAX_RUNS + 1)
+
+
+def test_every_run_is_answered_once_and_the_workers_are_gone_after() -> None:
+    team, pids = _started(50, 2, _square)
+    answers = list(team.answers())
+    assert sorted(answers) == [(k, (k, k * k)) for k in range(50)]
+    assert len(pids) == 2 and all(map(_ended, pids))
+
+
+def test_the_main_process_takes_runs_beside_the_workers() -> None:
+    team, _ = _started(40, 1, _square)
+    mine = []
+    while (k := team.take()) is not None:
+        mine.append(k)
+    theirs = [k for k, _ in team.answers()]
+    assert sorted(mine + theirs) == list(range(40))
+
+
+def _dies_on(doomed: int, k: int) -> int:
+    if k == doomed:
+        os._exit(3)
+    return k
+
+
+def _fails_on(doomed: int, k: int) -> int:
+    if k == doomed:
+        raise RuntimeError("a private detail: /home/alice/rows")
+    return k
+
+
+@pytest.mark.parametrize("work", [_dies_on, _fails_on])
+def test_a_run_whose_worker_dies_or_fails_is_missing_and_nothing_is_printed(work: object, capfd: pytest.CaptureFixture[str]) -> None:
+    team, pids = _started(20, 2, functools.partial(work, 7))  # type: ignore[call-overload]
+    answered = dict(team.answers())
+    # The run that failed is missing, and so is any the same worker took after it was gone; the
+    # other worker answers the rest, each with its own answer.
+    assert 7 not in answered
+    assert all(answer == k for k, answer in answered.items())
+    assert len(answered) >= 10
+    assert all(map(_ended, pids))
+    assert capfd.readouterr() == ("", "")
+
+
+def _large(k: int) -> bytes:
+    return bytes([k]) * (1 << 20)
+
+
+def test_workers_answer_every_run_while_no_one_reads_their_answers() -> None:
+    """Answers of 1 MiB each, 16 of them, far more than a pipe holds: the workers end without
+    the main process reading a byte."""
+    team, pids = _started(16, 2, _large)
+    deadline = time.monotonic() + 60
+    while not all(os.waitpid(pid, os.WNOHANG)[0] for pid in pids):
+        assert time.monotonic() < deadline, "the workers waited for a reader"
+        time.sleep(0.01)
+    try:
+        answers = dict(team.answers())
+    finally:
+        team.cancel()
+    assert answers == {k: _large(k) for k in range(16)}
+
+
+def _stops_on_first(team: list[Crew], k: int) -> int:
+    team[0].stop()
+    return k
+
+
+def test_a_stop_leaves_the_runs_not_taken_to_the_caller() -> None:
+    holder: list[Crew] = []
+    team = Crew(100)
+    holder.append(team)
+    team.start(1, functools.partial(_stops_on_first, holder))
+    answered = [k for k, _ in team.answers()]
+    assert answered == [0]  # the worker answers the run it stopped on, then takes no other
+    assert team.stopped and team.take() is None
+
+
+def _sleeps(k: int) -> int:
+    time.sleep(60)
+    return k
+
+
+def test_a_cancel_ends_busy_workers_at_once() -> None:
+    team, pids = _started(4, 2, _sleeps)
+    began = time.monotonic()
+    team.cancel()
+    team.cancel()  # a second time: nothing left to do
+    assert time.monotonic() - began < 10
+    assert all(map(_ended, pids))
+    assert team.take() is None
