@@ -16,7 +16,7 @@ import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 
 from kitbuild.errors import KitbuildError
-from kitbuild.figures import FigureSpecError, render_figures_table, views
+from kitbuild.figures.errors import FigureSpecError
 from kitbuild.pagecode import CompiledLoader
 from kitbuild.resources import templates_dir
 
@@ -108,9 +108,15 @@ def page_context(provenance: Mapping[str, Any], index: Mapping[str, Any]) -> dic
                 "count": len(inside),
             }
         )
-    figures = views(provenance.get("figures", {}))
+    stored, table = provenance.get("figures", {}), provenance.get("figures_table", [])
+    figures: dict[str, Any] = {}
+    figures_table: list[dict[str, Any]] = []
     try:
-        figures_table = render_figures_table(provenance.get("figures_table", []), figures)
+        if stored or table:  # (the figure modules, a fifth of this module's import, only then)
+            from kitbuild.figures import render_figures_table, views
+
+            figures = views(stored)
+            figures_table = render_figures_table(table, figures)
     except FigureSpecError as exc:
         # A page text naming a part no figure has: the kit's own provenance.json cannot be rendered.
         raise TemplateError(f"figures_table: {exc.message}") from None

@@ -13,16 +13,19 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import orjson
 
 from kitbuild.errors import KitbuildError
 from kitbuild.figures.errors import FigureError, FigureSpecError
-from kitbuild.figures.files import KitFiles, RecordFiles
-from kitbuild.figures.table import table_problems
 from kitbuild.findings import Finding
-from kitbuild.pages import page_context, render_pages
+
+if TYPE_CHECKING:
+    from kitbuild.figures.files import KitFiles
+
+# The figure modules (values, tables, the record readers) are imported by the checks that use
+# them: every verify runs check_figures, and most kits declare no figures.
 
 PROVENANCE = "provenance.json"
 PAGES = ("README.md", "index.html")
@@ -112,8 +115,8 @@ def _recount(
     index: Mapping[str, Any] | None,
     template: bytes | None,
 ) -> None:
-    # The recounts are imported only for a kit that declares figures (kitbuild.figures).
     from kitbuild.figures.evaluation import evaluate, failed_checks
+    from kitbuild.figures.files import RecordFiles
 
     specs = {name: record["spec"] for name, record in stored.items()}
     errors: list[FigureError] = []
@@ -169,6 +172,8 @@ def _on_pages(
     A figure is on a page when putting its recount in place of its stored record changes the
     rendered page; the line named is the first that changes.
     """
+    from kitbuild.pages import page_context, render_pages
+
     try:
         custom = {"README.md.j2": template.decode("utf-8")} if template is not None else {}
         baseline = render_pages(page_context(provenance, index), custom)
@@ -197,6 +202,8 @@ def _on_pages(
 
 
 def _table(report: FigureReport, table: list[Mapping[str, Any]], kit: KitFiles) -> None:
+    from kitbuild.figures.table import table_problems
+
     problems = table_problems(table, kit)
     for problem in problems:
         code = "KB707" if problem.kind == "file" else "KB708"

@@ -12,6 +12,8 @@ import hashlib
 import mmap
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
@@ -655,3 +657,17 @@ def test_paths_taken_at_once_are_those_the_loop_takes_without_a_finding(paths: l
     assert verify_module._plainly_listed(paths) == (not findings)
     if not findings:
         assert in_order and list(listed) == paths
+
+
+def test_a_kit_without_figures_is_verified_without_the_figure_modules(kit: Path) -> None:
+    """The recounts, values and tables are a fifth of the pages' import, made in the main process
+    while the workers hash; a kit that declares no figures needs none of them."""
+    code = (
+        "import sys\n"
+        "from kitbuild import verify\n"
+        f"assert not verify({str(kit)!r}).findings\n"
+        "print(sorted(m for m in sys.modules if m.startswith('kitbuild.figures.')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['kitbuild.figures.errors', 'kitbuild.figures.verify']"
