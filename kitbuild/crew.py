@@ -15,7 +15,8 @@ workers began 7 to 13 ms after they were forked. verify A hashes 2 GiB in 0.8 s;
 - :meth:`Crew.answers` reads the notices as they come and the answers from the files.
 - A worker that fails or dies says nothing more: the runs it took and never answered are missing
   from :meth:`Crew.answers`, and the caller does them itself (and meets the error itself, if the
-  run is what failed). A worker prints nothing.
+  run is what failed). A worker that fails also stops the crew, so that an error every run would
+  meet is met at once. A worker prints nothing.
 - :meth:`Crew.stop` (from any of the processes) has every one of them take no more runs.
 """
 
@@ -103,21 +104,22 @@ class Crew:
         self._stop = mmap.mmap(-1, 1)  # shared with the workers, which are forked after it
         self._workers: list[_Worker] = []
 
-    def start(self, workers: int, work: Callable[[int], Any]) -> None:
+    def start(self, workers: int, work: Callable[[int], Any], setup: Callable[[], object] | None = None) -> None:
         """Fork ``workers`` processes that take runs until none is left or the crew is stopped,
-        each answering with ``work(k)`` for run ``k`` (which must pickle)."""
+        each answering with ``work(k)`` for run ``k`` (which must pickle), after calling
+        ``setup()`` once, if given."""
         # pickle is imported once here, before the fork, not by each worker after it: there it
         # took 9 to 14 ms, competing for the cores with the other worker and the main process.
         import pickle  # noqa: F401
 
         try:
             for _ in range(workers):
-                self._fork(work)
+                self._fork(work, setup)
         except BaseException:
             self.cancel()
             raise
 
-    def _fork(self, work: Callable[[int], Any]) -> None:
+    def _fork(self, work: Callable[[int], Any], setup: Callable[[], object] | None) -> None:
         answers = _answer_file()
         try:
             read, write = os.pipe()
@@ -139,10 +141,12 @@ class Crew:
                     _write_all(answers, data)  # first: the notice says it is there
                     _write_all(write, k.to_bytes(_TOKEN, "little") + len(data).to_bytes(8, "little"))
 
+                if setup is not None:
+                    setup()
                 self.serve(work, report)
                 code = 0
             except BaseException:  # the caller does the run again, and meets the error there
-                pass
+                self.stop()
             finally:
                 os._exit(code)  # no atexit handler, no flush of what the main process buffered
         os.close(write)  # the worker's own: the pipe ends when the worker does

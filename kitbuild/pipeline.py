@@ -9,13 +9,14 @@ overlap so that nothing private hides across a block edge.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
-from collections import deque
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import IO, Any, Iterator, Mapping, Sequence
 
+from kitbuild import crew
+from kitbuild.crew import Crew
 from kitbuild.memory import keep_freed_blocks, read_blocks
 from kitbuild.digests import DIGEST_LENGTH, hex_runs
 from kitbuild.errors import ConfigError
@@ -317,54 +318,48 @@ def _blocks(stream: IO[bytes], head: bytes, size: int) -> Iterator[bytes | memor
     yield from read_blocks(stream.readinto, size)  # type: ignore[attr-defined]
 
 
-_WORKER_PLAN: Plan | None = None
-
-
-def _init_worker(plan: Plan) -> None:
-    global _WORKER_PLAN
-    _WORKER_PLAN = plan
-    keep_freed_blocks()  # a worker rewrites chunk after chunk: no page faults for each one
-
-
-def _run_in_worker(job: FileJob) -> FileResult:
-    assert _WORKER_PLAN is not None
-    return run_file(job, _WORKER_PLAN)
-
-
 def run_files(jobs: Sequence[FileJob], plan: Plan, workers: int, progress: Progress = SILENT) -> list[FileResult]:
     """Run every job, in ``workers`` processes; results come back in job order.
 
-    ``progress`` is advanced by each file's source size as its result arrives. Jobs go to the
-    workers in batches, a few at a time: handing a pool 100,000 jobs at once would hold all of
-    them, pickled, in memory.
+    ``progress`` is advanced by each file's source size as its result arrives. The workers are
+    forked (:mod:`kitbuild.crew`) and take the jobs in batches, a few at a time, by number: the
+    jobs are theirs already, as copies of this process's, and are never pickled.
     """
     for folder in {os.path.dirname(job.dst) for job in jobs if job.dst}:  # each folder once
         os.makedirs(folder, exist_ok=True)
     results: list[FileResult] = []
-    if workers <= 1 or len(jobs) < 2:
+    if workers <= 1 or len(jobs) < 2 or not crew.AVAILABLE:
         for job in jobs:
             results.append(run_file(job, plan))
             progress.advance(1, results[-1].source_size)
         return results
     workers = min(workers, len(jobs))
-    size = max(1, min(64, len(jobs) // (workers * 16)))
-    batches = (jobs[i : i + size] for i in range(0, len(jobs), size))
-    with ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(plan,)) as pool:
-        pending: deque[Future[list[FileResult]]] = deque()
-        for batch in batches:
-            pending.append(pool.submit(_run_batch, batch))
-            if len(pending) >= workers * 4:
-                _collect(pending.popleft(), results, progress)
-        while pending:
-            _collect(pending.popleft(), results, progress)
+    size = max(1, min(64, len(jobs) // (workers * 16)), -(-len(jobs) // crew.MAX_RUNS))
+    batches = [jobs[i : i + size] for i in range(0, len(jobs), size)]
+    team = Crew(len(batches))
+    try:
+        # Each worker rewrites chunk after chunk: glibc keeps their blocks (no page faults).
+        team.start(workers, functools.partial(_run_batch, plan, batches), setup=keep_freed_blocks)
+        done: dict[int, list[FileResult]] = {}
+        after = 0
+        for k, answer in team.answers():
+            done[k] = answer
+            while after in done:
+                _collect(done.pop(after), results, progress)
+                after += 1
+        # A batch whose worker died, or failed on it, is run here (and fails here).
+        for k in range(after, len(batches)):
+            _collect(done.pop(k) if k in done else _run_batch(plan, batches, k), results, progress)
+    finally:
+        team.cancel()
     return results
 
 
-def _run_batch(batch: Sequence[FileJob]) -> list[FileResult]:
-    return [_run_in_worker(job) for job in batch]
+def _run_batch(plan: Plan, batches: Sequence[Sequence[FileJob]], k: int) -> list[FileResult]:
+    return [run_file(job, plan) for job in batches[k]]
 
 
-def _collect(future: "Future[list[FileResult]]", results: list[FileResult], progress: Progress) -> None:
-    for result in future.result():
+def _collect(answer: list[FileResult], results: list[FileResult], progress: Progress) -> None:
+    for result in answer:
         results.append(result)
         progress.advance(1, result.source_size)

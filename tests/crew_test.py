@@ -73,20 +73,50 @@ def _dies_on(doomed: int, k: int) -> int:
 def _fails_on(doomed: int, k: int) -> int:
     if k == doomed:
         raise RuntimeError("a private detail: /home/alice/rows")
+    time.sleep(0.01)  # (the other runs take a while: the stop comes long before they are done)
     return k
 
 
-@pytest.mark.parametrize("work", [_dies_on, _fails_on])
-def test_a_run_whose_worker_dies_or_fails_is_missing_and_nothing_is_printed(work: object, capfd: pytest.CaptureFixture[str]) -> None:
-    team, pids = _started(20, 2, functools.partial(work, 7))  # type: ignore[call-overload]
+def test_a_run_whose_worker_dies_is_missing_and_the_other_worker_does_the_rest(capfd: pytest.CaptureFixture[str]) -> None:
+    team, pids = _started(20, 2, functools.partial(_dies_on, 7))
     answered = dict(team.answers())
-    # The run that failed is missing, and so is any the same worker took after it was gone; the
+    # The run that killed its worker is missing, and so is any that worker took after it; the
     # other worker answers the rest, each with its own answer.
     assert 7 not in answered
     assert all(answer == k for k, answer in answered.items())
-    assert len(answered) >= 10
+    assert len(answered) >= 10 and not team.stopped
     assert all(map(_ended, pids))
     assert capfd.readouterr() == ("", "")
+
+
+def test_a_run_that_fails_stops_the_crew_and_nothing_is_printed(capfd: pytest.CaptureFixture[str]) -> None:
+    team, pids = _started(200, 2, functools.partial(_fails_on, 0))
+    answered = dict(team.answers())
+    # Run 0 fails at once: the crew is stopped, and the runs left are the caller's (an error that
+    # every run would meet is not met 200 times over).
+    assert 0 not in answered and team.stopped and team.take() is None
+    assert len(answered) < 199
+    assert all(map(_ended, pids))
+    # The worker's error is not printed (the caller meets it again, in its own process).
+    assert capfd.readouterr() == ("", "")
+
+
+def _counts_setup(k: int) -> int:
+    return SETUPS[0]
+
+
+SETUPS = [0]
+
+
+def _setup() -> None:
+    SETUPS[0] += 1
+
+
+def test_each_worker_is_set_up_once_before_its_first_run() -> None:
+    team = Crew(30)
+    team.start(2, _counts_setup, setup=_setup)
+    assert {answer for _, answer in team.answers()} == {1}
+    assert SETUPS == [0]  # (in the workers, not here)
 
 
 def _large(k: int) -> bytes:

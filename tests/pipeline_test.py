@@ -213,6 +213,51 @@ def test_serial_and_parallel_runs_agree(tmp_path):
         assert (tmp_path / "one" / kit_path).read_bytes() == (tmp_path / "two" / kit_path).read_bytes()
 
 
+def _sources(tmp_path: Path, count: int) -> list[tuple[Path, str]]:
+    jobs = []
+    for i in range(count):
+        src = tmp_path / "src" / f"f{i}.txt"
+        src.parent.mkdir(parents=True, exist_ok=True)
+        src.write_bytes(TEXT * (i + 1))
+        jobs.append((src, f"run/f{i}.txt"))
+    return jobs
+
+
+def test_a_worker_that_dies_leaves_its_files_to_this_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    jobs = _sources(tmp_path, 8)
+    js = [FileJob(str(s), k, str(tmp_path / "out" / k)) for s, k in jobs]
+    serial = run_files(js, plan(7, names={"gpu-b17": "desktop"}), 1)
+    here, real = os.getpid(), pipeline.run_file
+
+    def dies_on_f3(job: FileJob, p: Plan) -> object:
+        if job.kit_path == "run/f3.txt" and os.getpid() != here:
+            os._exit(9)  # a worker killed mid-file (the out-of-memory killer, say)
+        return real(job, p)
+
+    monkeypatch.setattr(pipeline, "run_file", dies_on_f3)
+    parallel = run_files(js, plan(7, names={"gpu-b17": "desktop"}), 2)
+    assert [(r.kit_path, r.sha256, r.counts) for r in parallel] == [(r.kit_path, r.sha256, r.counts) for r in serial]
+
+
+def test_an_error_in_a_worker_is_raised_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kitbuild.errors import ConfigError
+
+    jobs = _sources(tmp_path, 8)
+    js = [FileJob(str(s), k, str(tmp_path / "out" / k)) for s, k in jobs]
+    real = pipeline.run_file
+
+    def fails_on_f5(job: FileJob, p: Plan) -> object:
+        if job.kit_path == "run/f5.txt":
+            raise ConfigError("run/f5.txt: the source file changed while it was copied")
+        return real(job, p)
+
+    monkeypatch.setattr(pipeline, "run_file", fails_on_f5)
+    with pytest.raises(ConfigError, match="f5.txt: the source file changed"):
+        run_files(js, plan(7, names={"gpu-b17": "desktop"}), 2)
+    with pytest.raises(ChildProcessError):  # and no worker is left behind
+        os.waitpid(-1, os.WNOHANG)
+
+
 @pytest.mark.parametrize("kernel_copy", [True, False], ids=["copy_file_range", "python-copy"])
 def test_unchanged_prefix_is_copied_then_rewritten_chunks_follow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kernel_copy: bool) -> None:
     # The bytes before the first rewritten chunk are copied by the kernel (or, where it cannot,
