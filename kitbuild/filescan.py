@@ -25,7 +25,7 @@ Where something was found is kept as a byte offset; :func:`locate` turns the few
 prints into lines and columns, reading the file again only when it has a finding to place.
 
 :func:`scan_file` is a pure function of a kit reader, a kit path and a picklable :class:`ScanPlan`;
-:func:`scan_files` maps it over a kit's files in a process pool.
+:func:`scan_files` maps it over a kit's files in forked workers (:mod:`kitbuild.crew`).
 """
 
 from __future__ import annotations
@@ -989,7 +989,7 @@ def default_jobs() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-# Below this estimated cost a process pool's start-up costs more than it saves.
+# Below this estimated cost the workers' start costs more than they save.
 _SERIAL_BELOW_S = 0.05
 _FILE_S = 30e-6
 _BYTE_S = 3e-9
