@@ -38,7 +38,10 @@ AVAILABLE = hasattr(os, "fork")
 # least (64 KiB on Linux, unless its user holds too many).
 MAX_RUNS = 1024
 _TOKEN = 4  # bytes per run number
-_NOTICE = _TOKEN + 8  # a run number and its answer's length
+# A run number and its answer's length. A worker's notices wait in its pipe until the main
+# process reads them: MAX_RUNS of them take 12 KiB, which a pipe of 64 KiB holds (one of a single
+# page would hold 341, and its worker would wait for the reader past those).
+_NOTICE = _TOKEN + 8
 # Notices read at once: a whole number of them, as each is written whole (a pipe's writes of up
 # to 4 KiB are never split).
 _NOTICES_READ = 64 * _NOTICE
@@ -102,9 +105,8 @@ class Crew:
     """
 
     def __init__(self, count: int) -> None:
-        self.count = count
-        self.tokens = pipe_of_runs(count)
         self._stop = mmap.mmap(-1, 1)  # shared with the workers, which are forked after it
+        self.tokens = pipe_of_runs(count)
         self._workers: list[_Worker] = []
 
     def start(self, workers: int, work: Callable[[int], Any], setup: Callable[[], object] | None = None) -> None:
