@@ -239,6 +239,16 @@ def test_a_worker_that_dies_leaves_its_files_to_this_process(tmp_path: Path, mon
     assert [(r.kit_path, r.sha256, r.counts) for r in parallel] == [(r.kit_path, r.sha256, r.counts) for r in serial]
 
 
+def test_many_files_go_out_in_no_more_batches_than_the_pipe_of_run_numbers_holds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kitbuild import crew
+
+    monkeypatch.setattr(crew, "MAX_RUNS", 4)  # (100,000 files hold 1,024 batches; 20 hold 4 here)
+    jobs = _sources(tmp_path, 20)
+    js = [FileJob(str(s), k, str(tmp_path / "out" / k)) for s, k in jobs]
+    parallel = run_files(js, plan(7, names={"gpu-b17": "desktop"}), 2)
+    assert [r.kit_path for r in parallel] == [k for _, k in jobs]
+
+
 def test_an_error_in_a_worker_is_raised_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from kitbuild.errors import ConfigError
 

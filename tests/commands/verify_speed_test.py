@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from kitbuild import filescan, mapped
+from kitbuild import crew, filescan, mapped
 from kitbuild.commands import verify as verify_module
 from kitbuild.commands.verify import verify
 from kitbuild.filescan import LEAK_SHAPES, ScanPlan, chunks, json_pairs, locate, scan_blocks, scan_bytes, scan_files
@@ -326,7 +326,7 @@ def test_chunks_keep_order_and_cover_every_file() -> None:
 
 def _chunks_file_by_file(paths: list[str], sizes: list[int], jobs: int) -> list[list[str]]:
     """The rule for runs, one file at a time: a run ends at its share of the bytes or of the files."""
-    parts = jobs * filescan._CHUNKS_PER_JOB
+    parts = min(jobs * filescan._CHUNKS_PER_JOB, crew.MAX_RUNS // 4)
     byte_target, file_target = max(1, sum(sizes) // parts), max(1, -(-len(paths) // parts))
     out: list[list[str]] = []
     current: list[str] = []
@@ -338,6 +338,17 @@ def _chunks_file_by_file(paths: list[str], sizes: list[int], jobs: int) -> list[
             out.append(current)
             current, held = [], 0
     return out + [current] if current else out
+
+
+@pytest.mark.parametrize("jobs", [64, 500])
+def test_chunks_for_many_cores_are_few_enough_for_the_pipe_of_run_numbers(jobs: int) -> None:
+    # A crew's run numbers all go into one pipe before any worker reads them (kitbuild.crew).
+    sizes = [1] * 20_000 + [1 << 20] * 300
+    paths = [f"f{i:05d}" for i in range(len(sizes))]
+    runs = chunks(paths, sizes, jobs)
+    assert [p for run in runs for p in run] == paths
+    assert len(runs) <= crew.MAX_RUNS
+    assert runs == _chunks_file_by_file(paths, sizes, jobs)
 
 
 @settings(max_examples=300, deadline=None)
