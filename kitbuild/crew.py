@@ -105,6 +105,7 @@ class Crew:
     """
 
     def __init__(self, count: int) -> None:
+        self.count = count
         self._stop = mmap.mmap(-1, 1)  # shared with the workers, which are forked after it
         self.tokens = pipe_of_runs(count)
         self._workers: list[_Worker] = []
@@ -205,6 +206,21 @@ class Crew:
                     data = self._read(worker, size)
                     yield k, pickle.loads(data)
         self.cancel()
+
+    def in_order(self, redo: Callable[[int], Any]) -> Iterator[tuple[int, Any]]:
+        """(run number, answer) for every run, in run order, each as soon as it and those before
+        it are in. A run no worker answered (its worker died, or failed on it, or the crew was
+        stopped before it was taken) is answered by ``redo(k)`` in this process, once the
+        workers are gone: an error it raises is raised here."""
+        done: dict[int, Any] = {}
+        after = 0  # the first run not yet given out
+        for k, answer in self.answers():
+            done[k] = answer
+            while after in done:
+                yield after, done.pop(after)
+                after += 1
+        for k in range(after, self.count):
+            yield k, done.pop(k) if k in done else redo(k)
 
     @staticmethod
     def _read(worker: _Worker, size: int) -> bytes:

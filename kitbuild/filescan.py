@@ -1259,18 +1259,11 @@ class StartedScan:
                     self.kit.close()  # the folders scan_file kept open
                 return out
             try:
-                # The runs come in any order; their scans go into ``out`` in the runs' order.
+                # The scans go into ``out`` in the runs' order; a run whose worker died, or failed
+                # on it, is scanned here (and fails here).
                 receiver = Receiver(self.plan)
-                runs, done, after = self._runs, {}, 0
-                for k, result in self._crew.answers():
-                    done[k] = result
-                    while after in done:
-                        progress.advance(len(runs[after]), receiver.receive(runs[after], done.pop(after), out, loud))
-                        after += 1
-                # A run whose worker died, or failed on it, is done here (and fails here).
-                for k in range(after, len(runs)):
-                    result = done.pop(k) if k in done else _scan_chunk(self.kit, self.plan, runs, k)
-                    progress.advance(len(runs[k]), receiver.receive(runs[k], result, out, loud))
+                for k, result in self._crew.in_order(functools.partial(_scan_chunk, self.kit, self.plan, self._runs)):
+                    progress.advance(len(self._runs[k]), receiver.receive(self._runs[k], result, out, loud))
             finally:
                 self._crew.cancel()
         return out

@@ -339,17 +339,11 @@ def run_files(jobs: Sequence[FileJob], plan: Plan, workers: int, progress: Progr
     team = Crew(len(batches))
     try:
         # Each worker rewrites chunk after chunk: glibc keeps their blocks (no page faults).
-        team.start(workers, functools.partial(_run_batch, plan, batches), setup=keep_freed_blocks)
-        done: dict[int, list[FileResult]] = {}
-        after = 0
-        for k, answer in team.answers():
-            done[k] = answer
-            while after in done:
-                _collect(done.pop(after), results, progress)
-                after += 1
-        # A batch whose worker died, or failed on it, is run here (and fails here).
-        for k in range(after, len(batches)):
-            _collect(done.pop(k) if k in done else _run_batch(plan, batches, k), results, progress)
+        run_batch = functools.partial(_run_batch, plan, batches)
+        team.start(workers, run_batch, setup=keep_freed_blocks)
+        # (A batch whose worker died, or failed on it, is run here, and fails here.)
+        for _, answer in team.in_order(run_batch):
+            _collect(answer, results, progress)
     finally:
         team.cancel()
     return results

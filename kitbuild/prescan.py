@@ -13,9 +13,9 @@ the small files below the kit's root, with that partial plan: each file comes ba
 digest, or as deferred when something in it needs the whole plan (or it is larger than
 :data:`SMALL`, or cannot be opened). The runs of files are handed out through a pipe holding their
 numbers (:mod:`kitbuild.crew`), so that when the main process has its whole plan it joins in,
-taking runs from the same pipe and scanning them in full, until none is left. Whatever is deferred or was never taken goes
-through :func:`kitbuild.filescan.scan_files` with the whole plan; the report is the same as
-without a head start.
+taking runs from the same pipe and scanning them in full, until none is left. Whatever is
+deferred or was never taken goes through :func:`kitbuild.filescan.scan_files` with the whole
+plan; the report is the same as without a head start.
 
 A worker that finds most of a run deferred (a kit whose small files print digests) stops, and
 tells the main process to stop taking runs too: the full pass, in every core, is then the faster

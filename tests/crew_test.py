@@ -166,3 +166,24 @@ def test_a_cancel_ends_busy_workers_at_once() -> None:
     assert time.monotonic() - began < 10
     assert all(map(_ended, pids))
     assert team.take() is None
+
+
+def test_in_order_gives_every_run_in_order_and_redoes_here_what_no_worker_answered() -> None:
+    team, pids = _started(20, 2, functools.partial(_dies_on, 7))
+    redone: list[int] = []
+
+    def redo(k: int) -> int:
+        redone.append(k)
+        return k
+
+    assert list(team.in_order(redo)) == [(k, k) for k in range(20)]
+    assert 7 in redone and all(map(_ended, pids))
+
+
+def test_in_order_raises_here_what_a_run_raised_in_a_worker() -> None:
+    team, pids = _started(20, 2, functools.partial(_fails_on, 3))
+    with pytest.raises(RuntimeError, match="a private detail"):
+        for _ in team.in_order(functools.partial(_fails_on, 3)):
+            pass
+    team.cancel()
+    assert all(map(_ended, pids))
