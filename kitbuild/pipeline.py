@@ -17,7 +17,7 @@ from typing import IO, Any, Iterator, Mapping, Sequence
 
 from kitbuild import crew
 from kitbuild.crew import Crew
-from kitbuild.memory import keep_freed_blocks, read_blocks
+from kitbuild.memory import freed_blocks_kept, keep_freed_blocks, read_blocks
 from kitbuild.digests import DIGEST_LENGTH, hex_runs
 from kitbuild.errors import ConfigError
 from kitbuild.leaks import LeakFinding, LeakScanner, column, distinct
@@ -329,9 +329,10 @@ def run_files(jobs: Sequence[FileJob], plan: Plan, workers: int, progress: Progr
         os.makedirs(folder, exist_ok=True)
     results: list[FileResult] = []
     if workers <= 1 or len(jobs) < 2 or not crew.AVAILABLE:
-        for job in jobs:
-            results.append(run_file(job, plan))
-            progress.advance(1, results[-1].source_size)
+        with freed_blocks_kept():  # (as the workers do, but only while the files run)
+            for job in jobs:
+                results.append(run_file(job, plan))
+                progress.advance(1, results[-1].source_size)
         return results
     workers = min(workers, len(jobs))
     size = max(1, min(64, len(jobs) // (workers * 16)), -(-len(jobs) // crew.MAX_RUNS))

@@ -60,3 +60,38 @@ def test_what_a_paused_block_made_is_left_out_of_later_collections_only_before_t
         assert gc.isenabled()
     finally:
         gc.unfreeze()
+
+
+GLIBC = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
+
+# In a fresh process (the thresholds are the process's own): blocks of 16 MiB touched and freed
+# inside freed_blocks_kept stay resident there, and are given back once it ends.
+_KEPT_THEN_GIVEN_BACK = """
+import os
+from kitbuild.memory import freed_blocks_kept
+
+def resident():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") >> 20
+
+base = resident()
+with freed_blocks_kept() as kept:
+    blocks = [bytearray(16 << 20) for _ in range(4)]
+    for block in blocks:
+        block[::4096] = b"x" * (len(block) // 4096)
+    del blocks, block
+    inside = resident()
+after = resident()
+print(kept, inside - base, after - base)
+"""
+
+
+@pytest.mark.skipif(not GLIBC, reason="glibc's thresholds")
+def test_a_main_process_keeps_freed_blocks_only_while_it_asks() -> None:
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", _KEPT_THEN_GIVEN_BACK], capture_output=True, text=True, timeout=60, check=True)
+    kept, inside, after = done.stdout.split()
+    assert kept == "True"
+    assert int(inside) >= 48  # the 64 MiB freed in the block were kept
+    assert int(after) <= 8  # and given back when it ended
