@@ -94,7 +94,6 @@ class _Worker:
     def __init__(self, pid: int, notices: int, answers: int) -> None:
         self.pid, self.notices, self.answers = pid, notices, answers
         self.offset = 0  # where its next answer begins in ``answers``
-        self.pending = b""  # a notice read in part (never, as they are written whole)
 
 
 class Crew:
@@ -197,10 +196,11 @@ class Crew:
                     poller.unregister(fd)
                     del live[fd]
                     continue
-                got, worker.pending = worker.pending + got, b""
-                whole = len(got) - len(got) % _NOTICE
-                got, worker.pending = got[:whole], got[whole:]
-                for at in range(0, whole, _NOTICE):
+                # Whole notices only: each went in with one write of 12 bytes, which a pipe
+                # never splits, and a read of a multiple of 12 bytes takes whole ones.
+                if len(got) % _NOTICE:
+                    raise OSError(f"a worker's notices came in pieces ({len(got)} bytes)")
+                for at in range(0, len(got), _NOTICE):
                     k = int.from_bytes(got[at : at + _TOKEN], "little")
                     size = int.from_bytes(got[at + _TOKEN : at + _NOTICE], "little")
                     data = self._read(worker, size)

@@ -1229,6 +1229,7 @@ class StartedScan:
         self.kit, self.paths, self.plan = kit, paths, plan
         self._crew: Crew | None = None
         self._runs: list[list[str]] = []
+        self._answer: Callable[[int], list[Sent]] | None = None  # what a worker sends for run k
         self._collected = self._cancelled = False
         if jobs <= 1 or len(paths) < 2 or kit.sequential or not crew.AVAILABLE or len(paths) * _FILE_S + sum(sizes) * _BYTE_S < _SERIAL_BELOW_S:
             return  # one process: the pass runs in collect()
@@ -1236,8 +1237,9 @@ class StartedScan:
         if mapped.ACCELERATED:
             runs = in_pairs(runs, set(itertools.compress(paths, map(plan.block_size.__le__, sizes))), jobs)
         self._runs = runs
+        self._answer = functools.partial(_scan_chunk, kit, plan, runs)
         self._crew = Crew(len(runs))
-        self._crew.start(min(jobs, len(runs)), functools.partial(_scan_chunk, kit, plan, runs))
+        self._crew.start(min(jobs, len(runs)), self._answer)
 
     def collect(self, progress: Progress = SILENT, loud: list[str] | None = None) -> dict[str, FileScan]:
         """Every file's scan (see :func:`scan_files` for ``progress`` and ``loud``), once: the
@@ -1262,7 +1264,8 @@ class StartedScan:
                 # The scans go into ``out`` in the runs' order; a run whose worker died, or failed
                 # on it, is scanned here (and fails here).
                 receiver = Receiver(self.plan)
-                for k, result in self._crew.in_order(functools.partial(_scan_chunk, self.kit, self.plan, self._runs)):
+                assert self._answer is not None
+                for k, result in self._crew.in_order(self._answer):
                     progress.advance(len(self._runs[k]), receiver.receive(self._runs[k], result, out, loud))
             finally:
                 self._crew.cancel()

@@ -15,6 +15,7 @@ give memory back, so when it runs the files itself (one job) it asks only while 
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import sys
 from typing import Any, Callable, Iterator
@@ -31,6 +32,7 @@ _TRIM_ABOVE = 128 << 20
 _DEFAULT_THRESHOLD = 128 << 10
 
 
+@functools.lru_cache(maxsize=None)
 def _libc() -> Any:
     """This process's C library, if it is glibc on Linux (it has mallopt); else None."""
     if not sys.platform.startswith("linux"):
