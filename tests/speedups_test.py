@@ -188,10 +188,13 @@ def test_withheld_spans_explicit_case():
 # -- count_starts --------------------------------------------------------------------------
 
 # Two letters make overlaps ('aa' in 'aaa', 'aba' in 'ababa') common; a byte past 0x7f catches
-# a signed-char slip in the 16-at-once compare.
+# a signed-char slip in the 16-at-once compare. The longer ones stand on both sides of the
+# 8 bytes that a count compares as one word, and end past them.
 LETTERS = b"ab\xff"
+LONG_NEEDLES = [b"a" * 7, b"a" * 8, b"a" * 9, b"ab" * 6, b"abababa\xffa", b"aaaa\xff"]
 needle = st.one_of(st.sampled_from([b"a", b"aa", b"aba", b"\xff", b"a\xff"]),
-                   st.lists(st.sampled_from(LETTERS), min_size=1, max_size=5).map(bytes))
+                   st.lists(st.sampled_from(LETTERS), min_size=1, max_size=5).map(bytes),
+                   st.sampled_from(LONG_NEEDLES))
 needles = st.lists(needle, min_size=1, max_size=MAX_NEEDLES).map(tuple)
 letter_data = chunks(st.sampled_from([b"a", b"b", b"\xff", b"aaaa", b"abab"]))
 
