@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+import json
+import random
 import sys
 from pathlib import Path
 
@@ -39,3 +41,40 @@ def test_a_bag_is_reused_only_while_the_kit_root_files_are_its_own(tmp_path: Pat
     (kit / "README.md").write_text("# K\n")
     (kit / "SHA256SUMS").write_text("")
     assert not run.bag_is_current(kit, bag)  # a root file the bag lacks
+
+
+def _workloads_module():
+    spec = importlib.util.spec_from_file_location("bench_workloads", BENCH / "workloads.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # (its dataclasses look their module up there)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _encoded_line(w, rng, src: str, i: int, j: int, earlier: list[tuple[str, str]]) -> str:
+    """A record as the encoder writes it, drawing from ``rng`` in the generator's order."""
+    ref_path, ref_digest = earlier[rng.randrange(len(earlier))] if earlier else (f"{src}/run-0000/none.ndjson", w.PUBLIC_DIGEST)
+    sessions = [f"s{rng.getrandbits(40):010x}.md" for _ in range(10)]
+    row = {
+        "qid": f"q{i:04d}{j:06d}",
+        "path": f"{src}/run-{i % 97:04d}/rows-{i:04d}.ndjson",
+        "input": f"{w.MAP_FROM}/a0/run/rows-{j % 500:03d}.ndjson",
+        "route": "gpu-b17.cluster.example.net" if j % 3 else "gpu-b17",
+        "reads": {"path": ref_path, "sha256": ref_digest},
+        "search": sessions,
+        "score": {"any@5": rng.getrandbits(1), "all@5": rng.getrandbits(1)},
+    }
+    return json.dumps(row, separators=(",", ":")) + "\n"
+
+
+def test_a_record_line_is_what_the_json_encoder_writes(tmp_path: Path) -> None:
+    # The generator formats its records itself; the workloads must stay byte for byte what the
+    # encoder made of them, or a cached workload and a fresh one would differ.
+    w = _workloads_module()
+    for src in (str(tmp_path), '/tmp/a "quoted" path', "/tmp/caf\u00e9\\x"):
+        earlier = [(f"{src}/run-0001/rows-0001.ndjson", "ab" * 32), ("/other/\u00e9.ndjson", "cd" * 32)]
+        for i, j, before in ((0, 0, []), (3, 1, earlier), (4, 2, earlier[:1]), (1999, 123456, earlier)):
+            mine, theirs = random.Random(i * 7 + j), random.Random(i * 7 + j)
+            assert w._record_line(mine, src, i, j, before) == _encoded_line(w, theirs, src, i, j, before)
+            assert mine.getstate() == theirs.getstate()  # the same draws, in the same order
