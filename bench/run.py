@@ -173,7 +173,15 @@ def main() -> None:
     warm_round = 0 if args.quick else 1
     work = args.work or Path(tempfile.gettempdir()) / ("kitbuild-bench-quick" if args.quick else "kitbuild-bench")
     print(f"workloads in {work} ({'quick' if args.quick else 'full'} sizes)", file=sys.stderr)
+    began = time.perf_counter()
+
+    def done(what: str) -> None:
+        """Say on stderr how far the run is, and how long it has taken (a first run also makes its
+        workloads and their kits, a third of a first --quick run)."""
+        print(f"{what} ({time.perf_counter() - began:.0f} s)", file=sys.stderr)
+
     w = workloads.make_all(work, sizes)
+    done("workloads ready")
     # kitbuild's bytecode is compiled first, as pip does when it installs a package: an editable
     # install under PYTHONDONTWRITEBYTECODE would otherwise compile every module on every run.
     package = Path(__file__).resolve().parent.parent / "kitbuild"
@@ -186,8 +194,10 @@ def main() -> None:
     # First builds (untimed): they make the kits the verify cases and baselines read.
     for name in ("S", "A", "B", "C", "D"):
         subprocess.run(kb("build", str(w[name] / "kit.yaml")), check=True, stdout=subprocess.DEVNULL)
+    done("kits built")
     for name in ("A", "B", "C"):
         make_bag(w[name] / "kit", w[name] / "bag")
+    done("bags made")
 
     sed_copy = w["B"] / "sed-copy"
 
@@ -262,7 +272,7 @@ def main() -> None:
             if round_no:
                 times[name].append(seconds)
                 peaks[name] = max(peaks[name], peak)
-        print(f"round {round_no} done" + (" (warm-up)" if not round_no else ""), file=sys.stderr)
+        done(f"round {round_no} done" + (" (warm-up)" if not round_no else ""))
     warm(w["A"] / "kit")
     one_core = _hash_worker([str(f) for f in floor_files])
 
