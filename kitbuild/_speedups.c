@@ -498,7 +498,8 @@ static void needles_by_buckets(const Needles *w, unsigned short *of) {
 }
 
 /* A needle's first (up to) 8 bytes as one word, and the mask of those bytes in a word loaded
- * from the data: one compare instead of a call to memcmp for the whole of a short needle. */
+ * from the data: one compare instead of a call to memcmp for the whole of a short needle. (The
+ * mask keeps a word's low bytes, its first on x86, the only processors this code is built for.) */
 static void needle_words(Needles *w, unsigned long long *word, unsigned long long *mask) {
     for (int k = 0; k < w->count; k++) {
         size_t m = w->lens[k] < 8 ? (size_t)w->lens[k] : 8;
