@@ -487,14 +487,22 @@ static inline void count_at(const unsigned char *d, Py_ssize_t n, Py_ssize_t i, 
 }
 
 #ifdef KB_SSE2
-/* The needles (a bit each) of the buckets in each possible set of buckets. */
-static void needles_by_buckets(const Needles *w, unsigned short *of) {
-    for (int b = 0; b < 256; b++) {
-        of[b] = 0;
-        for (int k = 0; k < w->count; k++)
-            if (b & w->bucket[k])
-                of[b] |= (unsigned short)(1u << k);
-    }
+/* Each bucket's needles, a bit each. */
+static void needles_by_bucket(const Needles *w, unsigned short *own) {
+    for (int j = 0; j < 8; j++)
+        own[j] = 0;
+    for (int k = 0; k < w->count; k++)
+        for (int j = 0; j < 8; j++)
+            if (w->bucket[k] & (1u << j))
+                own[j] |= (unsigned short)(1u << k);
+}
+
+/* The needles of the buckets in ``bits`` (most often one). */
+static inline unsigned needles_in(unsigned bits, const unsigned short *own) {
+    unsigned which = 0;
+    for (; bits; bits &= bits - 1)
+        which |= own[__builtin_ctz(bits)];
+    return which;
 }
 
 /* A needle's first (up to) 8 bytes as one word, and the mask of those bytes in a word loaded
@@ -560,11 +568,11 @@ static void scan_needles(const unsigned char *d, Py_ssize_t n, Py_ssize_t start,
     CandidatesFn use = candidates;
     Prefixes t;
     prefixes_of(w, &t, use);
-    unsigned short of[256];
+    unsigned short own[8];
     unsigned long long word[MAX_NEEDLES], mask[MAX_NEEDLES];
-    needles_by_buckets(w, of);
+    needles_by_bucket(w, own);
     needle_words(w, word, mask);
-#define COUNT_AT(p, bits) count_which(d, n, (p), w, of[(bits)], word, mask)
+#define COUNT_AT(p, bits) count_which(d, n, (p), w, needles_in((bits), own), word, mask)
     FOR_CANDIDATES(d, i, stop, n, use, &t, COUNT_AT, 0);
 #undef COUNT_AT
 #else
