@@ -1,4 +1,5 @@
-"""The benchmark's own helpers (bench/run.py): what decides whether a baseline's input is reused."""
+"""The benchmark's own helpers (bench/run.py): what decides whether a baseline's input is reused, where
+a run's outputs go, and the workloads' records."""
 
 from __future__ import annotations
 
@@ -41,6 +42,24 @@ def test_a_bag_is_reused_only_while_the_kit_root_files_are_its_own(tmp_path: Pat
     (kit / "README.md").write_text("# K\n")
     (kit / "SHA256SUMS").write_text("")
     assert not run.bag_is_current(kit, bag)  # a root file the bag lacks
+
+
+def test_the_trash_keeps_what_it_is_given_until_it_is_emptied(tmp_path: Path) -> None:
+    run = _run_module()
+    trash = run.Trash(tmp_path / "trash")
+    trash.discard(tmp_path / "not-there")  # nothing to move: no error, no trash folder
+    assert not (tmp_path / "trash").exists()
+    for round_no in range(2):  # the same name twice: the second must not land on the first
+        kit = tmp_path / "kit-timed"
+        (kit / "records").mkdir(parents=True)
+        (kit / "records" / "a.json").write_text(f"{round_no}\n")
+        trash.discard(kit)
+        assert not kit.exists()
+    kept = sorted(p.read_text() for p in (tmp_path / "trash").rglob("a.json"))
+    assert kept == ["0\n", "1\n"]  # moved, not deleted
+    trash.empty()
+    assert not (tmp_path / "trash").exists()
+    trash.empty()  # an empty trash, or none, is fine
 
 
 def _workloads_module():
