@@ -163,9 +163,10 @@ class Trash:
     that block is not yet written), so deleting workload C's last kit right before the next build
     of it made that build pay for the deletion: a build of C at --quick size took 10.1 s (10.2 s
     of system time) right after 150,000 files were deleted, 7.8 s seventy seconds later and 3.8 s
-    (2.9 s) after that. Moving a folder aside is one rename. (The kits of a few large files are still deleted right
-    before their next build: there the memory the deletion frees is what the build writes into,
-    which on this machine is faster than memory freed long ago, and each build gets the same.)"""
+    (2.9 s) after that. Moving a folder aside is one rename. (The kits of a few large files are
+    still deleted right before their next build: there the memory the deletion frees is what the
+    build writes into, which on this machine is faster than memory freed long ago, and each build
+    gets the same.)"""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
