@@ -1002,11 +1002,11 @@ def default_jobs() -> int:
 
 # Below this estimated cost the workers' start costs more than they save.
 _SERIAL_BELOW_S = 0.05
+_FILE_S = 30e-6
+_BYTE_S = 3e-9
 # How many files a pass in this process gives _scan_run at once: enough that its pairs are
 # rarely split, few enough that the progress bar's count of files moves.
 _SERIAL_RUN = 64
-_FILE_S = 30e-6
-_BYTE_S = 3e-9
 _CHUNKS_PER_JOB = 8
 
 
