@@ -1008,29 +1008,42 @@ _BYTE_S = 3e-9
 # rarely split, few enough that the progress bar's count of files moves.
 _SERIAL_RUN = 64
 _CHUNKS_PER_JOB = 8
+# The runs that start past three quarters of the estimated work get a quarter of the share.
+_TAIL_FROM = 0.75
+_TAIL_SHARE = 4
 
 
 def chunks(paths: Sequence[str], sizes: Sequence[int], jobs: int) -> list[list[str]]:
     """``paths`` cut, in order, into runs of about equal bytes and files for ``jobs`` workers.
 
     About eight runs per worker balance the load; a run of many small files costs one round trip
-    to a worker, not one per file.
+    to a worker, not one per file. The last quarter of the work (files and bytes weighed as in
+    the estimate of :class:`StartedScan`) is cut four times as fine: the workers take runs in
+    order, so the last runs decide how long one waits for the other at the end. With runs of
+    one size, the two workers on workload B ended 5 to 64 ms apart (median 25), one core idle
+    meanwhile; with the finer tail, 0 to 14 ms (median 4), and the pass, from the workers' start
+    to the end of the process, took 670 ms against 690 (medians of ten, alternating).
     """
     if not paths:
         return []
-    # (A run ends at its share of the bytes or of the files, so there are up to twice ``parts``
-    # of them: a quarter of what a crew hands out keeps them well within.)
+    # (A run ends at its share of the bytes or of the files, so there can be twice as many runs
+    # as the shares alone would make: 1.5 times ``parts`` in the first three quarters of the
+    # work, twice ``parts`` in the last, 3.5 times in all. A quarter of what a crew hands out
+    # keeps them within.)
     parts = max(1, min(jobs * _CHUNKS_PER_JOB, crew.MAX_RUNS // 4))
     byte_target = max(1, sum(sizes) // parts)
     file_target = max(1, -(-len(paths) // parts))
+    tail = (max(1, byte_target // _TAIL_SHARE), max(1, file_target // _TAIL_SHARE))
     # A run ends at the first file that brings it to its share of the bytes or of the files. The
     # bytes so far are running sums, searched by bisection: a step per run, not per file (a loop
     # over 100,000 files cost 35 ms before any worker could start).
     ends = list(itertools.accumulate(sizes))
+    tail_from = _TAIL_FROM * (len(paths) * _FILE_S + ends[-1] * _BYTE_S)
     out: list[list[str]] = []
     start, before = 0, 0
     while start < len(paths):
-        last = min(bisect.bisect_left(ends, before + byte_target, start), start + file_target - 1, len(paths) - 1)
+        bytes_share, files_share = tail if start * _FILE_S + before * _BYTE_S >= tail_from else (byte_target, file_target)
+        last = min(bisect.bisect_left(ends, before + bytes_share, start), start + files_share - 1, len(paths) - 1)
         out.append(list(paths[start : last + 1]))
         start, before = last + 1, ends[last]
     return out

@@ -316,7 +316,8 @@ def test_chunks_keep_order_and_cover_every_file() -> None:
     sizes = [10] * 90 + [10_000] * 10
     runs = chunks(paths, sizes, 2)
     assert [p for run in runs for p in run] == paths
-    assert len(runs) <= 2 * (2 * filescan._CHUNKS_PER_JOB) + 1  # each run ends at its share of the bytes or of the files
+    # Each run ends at its share of the bytes or of the files, a quarter of each in the last quarter of the work.
+    assert len(runs) <= 3.5 * (2 * filescan._CHUNKS_PER_JOB) + 2
     assert max(len(run) for run in runs) <= -(-len(paths) // (2 * filescan._CHUNKS_PER_JOB))
     share = sum(sizes) // (2 * filescan._CHUNKS_PER_JOB)
     assert all(sum(sizes[paths.index(p)] for p in run[:-1]) < share for run in runs)  # a big file ends its run
@@ -325,19 +326,34 @@ def test_chunks_keep_order_and_cover_every_file() -> None:
 
 
 def _chunks_file_by_file(paths: list[str], sizes: list[int], jobs: int) -> list[list[str]]:
-    """The rule for runs, one file at a time: a run ends at its share of the bytes or of the files."""
+    """The rule for runs, one file at a time: a run ends at its share of the bytes or of the files,
+    a quarter of each for a run that starts past three quarters of the estimated work."""
     parts = min(jobs * filescan._CHUNKS_PER_JOB, crew.MAX_RUNS // 4)
     byte_target, file_target = max(1, sum(sizes) // parts), max(1, -(-len(paths) // parts))
+    tail_from = filescan._TAIL_FROM * (len(paths) * filescan._FILE_S + sum(sizes) * filescan._BYTE_S)
     out: list[list[str]] = []
     current: list[str] = []
-    held = 0
-    for path, size in zip(paths, sizes):
+    held = before = 0
+    shares = (byte_target, file_target)
+    for i, (path, size) in enumerate(zip(paths, sizes)):
+        if not current:
+            in_tail = i * filescan._FILE_S + before * filescan._BYTE_S >= tail_from
+            tail = (max(1, byte_target // filescan._TAIL_SHARE), max(1, file_target // filescan._TAIL_SHARE))
+            shares = tail if in_tail else (byte_target, file_target)
         current.append(path)
         held += size
-        if held >= byte_target or len(current) >= file_target:
+        if held >= shares[0] or len(current) >= shares[1]:
             out.append(current)
+            before += held
             current, held = [], 0
     return out + [current] if current else out
+
+
+def test_the_last_quarter_of_the_work_is_cut_four_times_as_fine() -> None:
+    """The workers take runs in order: small last runs keep one from waiting long for the other."""
+    paths = [f"f{i:04d}" for i in range(2000)]
+    runs = chunks(paths, [425_000] * 2000, 2)  # workload B: 16 shares of 125 files
+    assert [len(run) for run in runs] == [125] * 12 + [31] * 16 + [4]
 
 
 @pytest.mark.parametrize("jobs", [64, 500])
