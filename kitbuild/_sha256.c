@@ -11,6 +11,9 @@
  * update_into() also copies what it hashes into a scan's window, from registers it loaded
  * anyway: the scans then search bytes that are in the cache, and no separate copy is made.
  *
+ * digest_many() hashes sixteen buffers at once without the SHA extensions, in AVX-512 registers
+ * (see many_blocks): for a worker's files read whole, two thirds of the time of eight pairs.
+ *
  * A map of a file that shrinks while it is read faults (SIGBUS) past the new end: the loops run
  * under a guard that turns that fault into an OSError, instead of the end of the process.
  *
@@ -526,6 +529,186 @@ static PyObject *digest_pair(PyObject *module, PyObject *const *args, Py_ssize_t
 #endif
 }
 
+#ifdef KB_SHA
+/* Sixteen buffers hashed at once, a 32-bit word of each in every AVX-512 register: SHA-256's
+ * rounds in plain vector arithmetic (rotates, three-way logic, adds), for sixteen messages in
+ * the instructions one would take. The SHA extensions are faster for one stream, but they
+ * issue a round at a time; on this project's machine, hashing sixteen buffers in the cache ran
+ * at 2.6 to 2.9 GB/s on one core this way, against 1.7 to 1.8 for two streams interleaved on the
+ * SHA extensions (see lanes). It pays only with many buffers of about the same length, such as
+ * the records of a bench read whole: digest_many falls back to the SHA extensions for the few
+ * that outlast the others. */
+#define MANY 16
+/* Below this many buffers still going, the rest are finished on the SHA extensions. */
+#define MANY_FROM 8
+
+static const uint8_t ZERO_BLOCK[64];
+
+/* ``n`` blocks of each of the 16 lanes into ``st`` (word i of every lane in st[i]): lane l reads
+ * its b-th block at from[l] + step[l] * b; the states of lanes not in ``active`` are left as
+ * they were (their reads are of a block of zeros, step 0). */
+__attribute__((target("avx512f,avx512bw"))) static void many_blocks(__m512i st[8], const uint8_t *const from[MANY], const size_t step[MANY], size_t n, __mmask16 active) {
+    const __m512i swap = _mm512_broadcast_i32x4(_mm_set_epi8(12, 13, 14, 15, 8, 9, 10, 11, 4, 5, 6, 7, 0, 1, 2, 3));
+    for (size_t b = 0; b < n; b++) {
+        /* The lanes' blocks, a row each, turned into columns: W[t] holds word t of every lane
+         * (unpacks within 128-bit lanes, then the 128-bit lanes gathered). */
+        __m512i r[MANY], u[MANY], v[MANY], W[16];
+        for (int l = 0; l < MANY; l++)
+            r[l] = _mm512_loadu_si512((const void *)(from[l] + step[l] * b));
+        for (int i = 0; i < MANY; i += 2) {
+            u[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+            u[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+        }
+        for (int i = 0; i < MANY; i += 4) {
+            v[i] = _mm512_unpacklo_epi64(u[i], u[i + 2]);
+            v[i + 1] = _mm512_unpackhi_epi64(u[i], u[i + 2]);
+            v[i + 2] = _mm512_unpacklo_epi64(u[i + 1], u[i + 3]);
+            v[i + 3] = _mm512_unpackhi_epi64(u[i + 1], u[i + 3]);
+        }
+        /* v[4q + j] holds, in its 128-bit lane k, word 4k + j of lanes 4q to 4q + 3. */
+        for (int j = 0; j < 4; j++) {
+            __m512i a0 = _mm512_shuffle_i32x4(v[j], v[4 + j], 0x44), a1 = _mm512_shuffle_i32x4(v[j], v[4 + j], 0xEE);
+            __m512i b0 = _mm512_shuffle_i32x4(v[8 + j], v[12 + j], 0x44), b1 = _mm512_shuffle_i32x4(v[8 + j], v[12 + j], 0xEE);
+            W[j] = _mm512_shuffle_epi8(_mm512_shuffle_i32x4(a0, b0, 0x88), swap);
+            W[4 + j] = _mm512_shuffle_epi8(_mm512_shuffle_i32x4(a0, b0, 0xDD), swap);
+            W[8 + j] = _mm512_shuffle_epi8(_mm512_shuffle_i32x4(a1, b1, 0x88), swap);
+            W[12 + j] = _mm512_shuffle_epi8(_mm512_shuffle_i32x4(a1, b1, 0xDD), swap);
+        }
+        __m512i a = st[0], b_ = st[1], c = st[2], d = st[3], e = st[4], f = st[5], g = st[6], h = st[7];
+        for (int t = 0; t < 64; t++) {
+            __m512i w;
+            if (t < 16) {
+                w = W[t];
+            } else {
+                __m512i w15 = W[(t - 15) & 15], w2 = W[(t - 2) & 15];
+                __m512i s0 = _mm512_ternarylogic_epi32(_mm512_ror_epi32(w15, 7), _mm512_ror_epi32(w15, 18), _mm512_srli_epi32(w15, 3), 0x96);
+                __m512i s1 = _mm512_ternarylogic_epi32(_mm512_ror_epi32(w2, 17), _mm512_ror_epi32(w2, 19), _mm512_srli_epi32(w2, 10), 0x96);
+                w = W[t & 15] = _mm512_add_epi32(_mm512_add_epi32(W[t & 15], s0), _mm512_add_epi32(W[(t - 7) & 15], s1));
+            }
+            __m512i s1 = _mm512_ternarylogic_epi32(_mm512_ror_epi32(e, 6), _mm512_ror_epi32(e, 11), _mm512_ror_epi32(e, 25), 0x96);
+            __m512i ch = _mm512_ternarylogic_epi32(e, f, g, 0xCA); /* e ? f : g */
+            __m512i t1 = _mm512_add_epi32(_mm512_add_epi32(h, s1), _mm512_add_epi32(ch, _mm512_add_epi32(w, _mm512_set1_epi32((int)K[t]))));
+            __m512i s0 = _mm512_ternarylogic_epi32(_mm512_ror_epi32(a, 2), _mm512_ror_epi32(a, 13), _mm512_ror_epi32(a, 22), 0x96);
+            __m512i maj = _mm512_ternarylogic_epi32(a, b_, c, 0xE8); /* the majority of a, b, c */
+            h = g, g = f, f = e, e = _mm512_add_epi32(d, t1), d = c, c = b_, b_ = a;
+            a = _mm512_add_epi32(t1, _mm512_add_epi32(s0, maj));
+        }
+        __m512i now[8] = {a, b_, c, d, e, f, g, h};
+        for (int i = 0; i < 8; i++)
+            st[i] = _mm512_mask_add_epi32(st[i], active, st[i], now[i]);
+    }
+}
+
+/* The states of the 16 lanes, word by word, into h[lane][word]. */
+__attribute__((target("avx512f"))) static void many_states(const __m512i st[8], uint32_t h[MANY][8]) {
+    uint32_t words[8][MANY];
+    for (int i = 0; i < 8; i++)
+        _mm512_storeu_si512((void *)words[i], st[i]);
+    for (int l = 0; l < MANY; l++)
+        for (int i = 0; i < 8; i++)
+            h[l][i] = words[i][l];
+}
+
+__attribute__((target("avx512f"))) static void many_start(__m512i st[8]) {
+    for (int i = 0; i < 8; i++)
+        st[i] = _mm512_set1_epi32((int)H0[i]);
+}
+
+/* The SHA-256 of each of the ``n`` (at most MANY) buffers at p[l], len[l] bytes, into h[l]. */
+static void hash_many(int n, const uint8_t *const p[], const size_t len[], uint32_t h[MANY][8]) {
+    __m512i st[8];
+    const uint8_t *from[MANY];
+    size_t step[MANY], done[MANY] = {0};
+    __mmask16 active = 0;
+    for (int l = 0; l < n; l++)
+        if (len[l] >= 64)
+            active |= (__mmask16)(1u << l);
+    many_start(st);
+    while (__builtin_popcount(active) >= MANY_FROM) {
+        size_t most = SIZE_MAX;
+        for (int l = 0; l < MANY; l++) {
+            if (active & (1u << l)) {
+                size_t left = len[l] / 64 - done[l];
+                most = left < most ? left : most;
+                from[l] = p[l] + 64 * done[l], step[l] = 64;
+            } else {
+                from[l] = ZERO_BLOCK, step[l] = 0;
+            }
+        }
+        many_blocks(st, from, step, most, active);
+        for (int l = 0; l < MANY; l++)
+            if (active & (1u << l)) {
+                done[l] += most;
+                if (done[l] == len[l] / 64)
+                    active &= (__mmask16)~(1u << l);
+            }
+    }
+    many_states(st, h);
+    for (int l = 0; l < n; l++) {
+        blocks(h[l], p[l] + 64 * done[l], len[l] / 64 - done[l], NULL);
+        size_t whole = len[l] - len[l] % 64;
+        finish(h[l], p[l] + whole, len[l] - whole, (uint64_t)len[l], h[l]);
+    }
+}
+
+static int many_runs(void) {
+    static int known = -1;
+    if (known < 0) {
+        __builtin_cpu_init();
+        known = accelerated() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+    }
+    return known;
+}
+
+/* digest_many(buffers) -> list of hex digests: the SHA-256 of each of up to 16 bytes objects,
+ * hashed side by side (see many_blocks); only where MANY is set. */
+static PyObject *digest_many(PyObject *module, PyObject *arg) {
+    (void)module;
+    if (!many_runs()) {
+        PyErr_SetString(PyExc_RuntimeError, "digest_many needs the SHA extensions and AVX-512BW");
+        return NULL;
+    }
+    if (!PyTuple_Check(arg) || PyTuple_GET_SIZE(arg) > MANY) {
+        PyErr_SetString(PyExc_TypeError, "digest_many(buffers: a tuple of at most 16 bytes)");
+        return NULL;
+    }
+    int n = (int)PyTuple_GET_SIZE(arg);
+    const uint8_t *p[MANY];
+    size_t len[MANY];
+    for (int l = 0; l < n; l++) {
+        /* bytes alone: immutable, so the GIL can go while they are read */
+        PyObject *item = PyTuple_GET_ITEM(arg, l);
+        if (!PyBytes_Check(item)) {
+            PyErr_SetString(PyExc_TypeError, "digest_many(buffers: a tuple of at most 16 bytes)");
+            return NULL;
+        }
+        p[l] = (const uint8_t *)PyBytes_AS_STRING(item);
+        len[l] = (size_t)PyBytes_GET_SIZE(item);
+    }
+    uint32_t h[MANY][8];
+    Py_BEGIN_ALLOW_THREADS
+    hash_many(n, p, len, h);
+    Py_END_ALLOW_THREADS
+    PyObject *out = PyList_New(n);
+    if (out == NULL)
+        return NULL;
+    static const char digits[] = "0123456789abcdef";
+    for (int l = 0; l < n; l++) {
+        char hex[64];
+        for (int i = 0; i < 8; i++)
+            for (int k = 0; k < 8; k++)
+                hex[8 * i + k] = digits[(h[l][i] >> (28 - 4 * k)) & 15];
+        PyObject *s = PyUnicode_FromStringAndSize(hex, 64);
+        if (s == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, l, s);
+    }
+    return out;
+}
+#endif
+
 #if defined(KB_SHA) && !defined(_WIN32)
 #include <errno.h>
 #include <fcntl.h>
@@ -678,6 +861,9 @@ static PyMethodDef module_methods[] = {
      "Two Sha256.update_into calls in one, their blocks hashed side by side."},
     {"digest_pair", (PyCFunction)(void (*)(void))digest_pair, METH_FASTCALL,
      "The hex SHA-256 of two buffers, hashed side by side."},
+#ifdef KB_SHA
+    {"digest_many", digest_many, METH_O, "The hex SHA-256 of each of up to 16 bytes objects, hashed side by side."},
+#endif
 #ifdef KB_FILES
     {"hash_files", (PyCFunction)(void (*)(void))hash_files, METH_FASTCALL,
      "Read each small file of a folder; the size and raw SHA-256 of those that pass a test."},
@@ -694,7 +880,13 @@ PyMODINIT_FUNC PyInit__sha256(void) {
     if (m == NULL)
         return NULL;
     Py_INCREF(&Sha256Type);
-    if (PyModule_AddObject(m, "Sha256", (PyObject *)&Sha256Type) < 0 || PyModule_AddIntConstant(m, "ACCELERATED", accelerated()) < 0) {
+    if (PyModule_AddObject(m, "Sha256", (PyObject *)&Sha256Type) < 0 || PyModule_AddIntConstant(m, "ACCELERATED", accelerated()) < 0
+#ifdef KB_SHA
+        || PyModule_AddIntConstant(m, "MANY", many_runs() ? MANY : 0) < 0
+#else
+        || PyModule_AddIntConstant(m, "MANY", 0) < 0
+#endif
+    ) {
         Py_DECREF(&Sha256Type);
         Py_DECREF(m);
         return NULL;

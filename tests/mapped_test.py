@@ -19,6 +19,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kitbuild import filescan, mapped
+
+try:
+    from kitbuild import _sha256
+except ImportError:  # installed without a C compiler: the tests that need it are skipped
+    _sha256 = None  # type: ignore[assignment]
 from kitbuild.filescan import ScanPlan, scan_bytes
 from kitbuild.kitfs import FolderKit
 from kitbuild.speedups import py_refill
@@ -285,23 +290,30 @@ def test_a_pass_in_one_process_hashes_its_files_in_pairs(tmp_path: Path, monkeyp
     plan = _plan_of(files)
     monkeypatch.setattr(mapped, "WINDOW", 2 * mmap.ALLOCATIONGRANULARITY)
     monkeypatch.setattr(filescan, "_SERIAL_RUN", run)
-    calls = {"update_pair": 0, "digest_pair": 0}
-    for name in calls:
-        real = getattr(mapped, name)
+    calls = {"update_pair": 0}
+    real = mapped.update_pair
 
-        def counted(*args: object, _name: str = name, _real: object = real) -> object:
-            calls[_name] += 1
-            return _real(*args)  # type: ignore[operator]
+    def counted(*args: object) -> None:
+        calls["update_pair"] += 1
+        real(*args)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(mapped, name, counted)
+    monkeypatch.setattr(mapped, "update_pair", counted)
+    batches: list[int] = []
+    digest_batch = mapped.digest_batch
+
+    def batched(datas: list[bytes]) -> list[str]:
+        batches.append(len(datas))
+        return digest_batch(datas)
+
+    monkeypatch.setattr(mapped, "digest_batch", batched)
     progress = _Counted()
     scans = filescan.scan_files(FolderKit(folder), paths, [len(files[p]) for p in paths], plan, 1, progress)
     assert list(scans) == paths
     for path in paths:
         assert _fields(scans[path]) == _fields(filescan._compact(scan_bytes(path, files[path], plan)))
     assert calls["update_pair"] > 10  # the large files' blocks went two by two
-    # The two small files are paired when one run holds both (with runs of 4 they are apart).
-    assert calls["digest_pair"] == (1 if run > len(paths) else 0)
+    # The two small files are hashed together when one run holds both (with runs of 4 they are apart).
+    assert batches == ([2] if run > len(paths) else [1, 1])
     assert (progress.files, progress.size) == (len(paths), sum(map(len, files.values())))
 
 
@@ -521,6 +533,65 @@ def test_files_read_whole_are_hashed_in_pairs_and_scanned_as_one_by_one(tmp_path
     alone = filescan._scan_run(FolderKit(tmp_path), paths, plan, None, filescan._scan_one)
     assert paired == alone
     assert [s.sha256 for s in paired] == [hashlib.sha256(files[p]).hexdigest() for p in paths]
+
+
+needs_many = pytest.mark.skipif(mapped.BATCH != 16, reason="digest_many does not run here (no SHA extensions or no AVX-512BW)")
+# Lengths about a block's edges (a tail of 55 bytes is the most one padding block holds).
+_EDGES = st.sampled_from([0, 1, 55, 56, 63, 64, 65, 119, 120, 127, 128, 129, 1000])
+
+
+@needs_many
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_EDGES, st.integers(min_value=0, max_value=4000), st.integers(min_value=60_000, max_value=70_000)), max_size=16), st.randoms(use_true_random=False))
+def test_digest_many_gives_hashlibs_digest_of_each(lengths: list[int], rng: random.Random) -> None:
+    """Sixteen lanes, or fewer; of one length or of very different ones, so that some lanes end
+    while others go on, and the last few are finished on the SHA extensions."""
+    datas = [rng.randbytes(n) for n in lengths]
+    assert _sha256.digest_many(tuple(datas)) == [hashlib.sha256(d).hexdigest() for d in datas]
+    assert mapped.digest_batch(datas) == [hashlib.sha256(d).hexdigest() for d in datas]
+
+
+@needs_many
+@pytest.mark.parametrize("lengths", [[4096] * 16, [70_000] * 8 + [64] * 8, [64] * 15 + [200_000], [200_000] * 15 + [0], [1000 + 64 * k for k in range(16)]])
+def test_digest_many_with_lanes_that_end_together_or_apart(lengths: list[int]) -> None:
+    datas = [bytes([k]) * n for k, n in enumerate(lengths)]
+    assert _sha256.digest_many(tuple(datas)) == [hashlib.sha256(d).hexdigest() for d in datas]
+
+
+@needs_many
+def test_digest_many_takes_a_tuple_of_at_most_sixteen_bytes() -> None:
+    with pytest.raises(TypeError):
+        _sha256.digest_many((b"x",) * 17)
+    with pytest.raises(TypeError):
+        _sha256.digest_many((b"x", bytearray(b"y")))  # bytes alone: the GIL goes while they are read
+    with pytest.raises(TypeError):
+        _sha256.digest_many([b"x"])
+    assert _sha256.digest_many(()) == []
+
+
+@needs_many
+def test_files_read_whole_are_hashed_sixteen_at_a_time_and_scanned_as_one_by_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    files = {f"r/{k:02d}.txt": (b"the desktop ran it\n" if k % 5 == 0 else b"quiet\n") * (k * 37) + (b"read /home/bob/x\n" if k == 7 else b"") for k in range(20)}
+    for path, data in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_bytes(data)
+    paths = sorted(files)
+    plan = ScanPlan(records=frozenset(paths), paths=frozenset(paths), words=(("desktop",),))
+    batches: list[int] = []
+    digest_many = _sha256.digest_many
+
+    def counted(datas: tuple[bytes, ...]) -> list[str]:
+        batches.append(len(datas))
+        return digest_many(datas)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(_sha256, "digest_many", counted)
+    together = filescan._scan_run(FolderKit(tmp_path), paths, plan, None, filescan._scan_one)
+    assert batches == [16]  # the last four go two by two
+    monkeypatch.setattr(mapped, "ACCELERATED", False)
+    alone = filescan._scan_run(FolderKit(tmp_path), paths, plan, None, filescan._scan_one)
+    assert together == alone
+    assert [s.sha256 for s in together] == [hashlib.sha256(files[p]).hexdigest() for p in paths]
+    assert sum(len(s.leaks) for s in together) == 1
 
 
 @needs_sha
