@@ -614,7 +614,10 @@ __attribute__((target("avx512f"))) static void many_start(__m512i st[8]) {
         st[i] = _mm512_set1_epi32((int)H0[i]);
 }
 
-/* The SHA-256 of each of the ``n`` (at most MANY) buffers at p[l], len[l] bytes, into h[l]. */
+/* The SHA-256 of each of the ``n`` (at most MANY) buffers at p[l], len[l] bytes, into h[l]:
+ * their whole blocks side by side while at least MANY_FROM lanes have some left (each stretch
+ * as long as the shortest lane's rest), then what is left of each lane, its last partial block
+ * and its padding on the SHA extensions, one lane after another. */
 static void hash_many(int n, const uint8_t *const p[], const size_t len[], uint32_t h[MANY][8]) {
     __m512i st[8];
     const uint8_t *from[MANY];

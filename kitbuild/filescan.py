@@ -1289,8 +1289,8 @@ class StartedScan:
         out: dict[str, FileScan] = {}
         with collector_paused():
             if self._crew is None:
-                # In runs, as a worker takes them, so that this process too hashes its files two
-                # at a time (see _scan_run): one by one, verify of workload A on one job took
+                # In runs, as a worker takes them, so that this process too hashes its files
+                # together (see _scan_run): one by one, verify of workload A on one job took
                 # 2.29 s of CPU, in pairs 1.75.
                 try:
                     # (Freed blocks kept while the files go through, as in a worker: see __init__.)
