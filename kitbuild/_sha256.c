@@ -406,7 +406,8 @@ static PyObject *sha_update_into(Sha256 *self, PyObject *const *args, Py_ssize_t
  * them (fewer than 64) at ``buffer`` not hashed yet: the padding is hashed on a copy. */
 static void finish(const uint32_t state[8], const uint8_t *buffer, size_t used, uint64_t length, uint32_t h[8]) {
     uint8_t tail[128] = {0};
-    memcpy(h, state, 8 * sizeof h[0]);
+    if (h != state) /* callers may finish a state in place; memcpy's regions must not overlap */
+        memcpy(h, state, 8 * sizeof h[0]);
     memcpy(tail, buffer, used);
     tail[used] = 0x80;
     size_t total = used + 9 <= 64 ? 64 : 128;
