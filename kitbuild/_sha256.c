@@ -419,16 +419,21 @@ static void finish(const uint32_t state[8], const uint8_t *buffer, size_t used, 
 #endif
 
 #ifdef KB_SHA
-/* The hash's digest in hex, as a str (the padding on a copy: ``s`` can go on being fed). */
-static PyObject *hex_of(const Sha256 *s) {
-    uint32_t h[8];
-    finish(s->h, s->buffer, s->used, s->length, h);
+/* A final state in hex, as a str. */
+static PyObject *hex_text(const uint32_t h[8]) {
     static const char digits[] = "0123456789abcdef";
     char hex[64];
     for (int i = 0; i < 8; i++)
         for (int k = 0; k < 8; k++)
             hex[8 * i + k] = digits[(h[i] >> (28 - 4 * k)) & 15];
     return PyUnicode_FromStringAndSize(hex, 64);
+}
+
+/* The hash's digest in hex, as a str (the padding on a copy: ``s`` can go on being fed). */
+static PyObject *hex_of(const Sha256 *s) {
+    uint32_t h[8];
+    finish(s->h, s->buffer, s->used, s->length, h);
+    return hex_text(h);
 }
 #endif
 
@@ -696,13 +701,8 @@ static PyObject *digest_many(PyObject *module, PyObject *arg) {
     PyObject *out = PyList_New(n);
     if (out == NULL)
         return NULL;
-    static const char digits[] = "0123456789abcdef";
     for (int l = 0; l < n; l++) {
-        char hex[64];
-        for (int i = 0; i < 8; i++)
-            for (int k = 0; k < 8; k++)
-                hex[8 * i + k] = digits[(h[l][i] >> (28 - 4 * k)) & 15];
-        PyObject *s = PyUnicode_FromStringAndSize(hex, 64);
+        PyObject *s = hex_text(h[l]);
         if (s == NULL) {
             Py_DECREF(out);
             return NULL;

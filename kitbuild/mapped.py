@@ -94,12 +94,15 @@ def hash_files(dir_fd: int, names: list[str], limit: int, test: Callable[[Any, A
 # How many files read whole a worker hashes at once: sixteen where the compiled hash can take
 # them side by side in vector registers (``digest_many``), else two (``digest_pair``).
 BATCH = 16 if ACCELERATED and getattr(_sha256, "MANY", 0) == 16 else 2
+# Fewer buffers than this go in pairs: digest_many would finish them on the SHA extensions
+# anyway (its MANY_FROM), after setting up sixteen lanes for nothing.
+_MANY_FROM = 8
 
 
 def digest_batch(datas: list[bytes]) -> list[str]:
     """The hex SHA-256 of each of up to :data:`BATCH` buffers (only where ``ACCELERATED``): all
     at once where there are eight or more and ``digest_many`` runs, otherwise two at a time."""
-    if BATCH == 16 and len(datas) >= 8:
+    if BATCH == 16 and len(datas) >= _MANY_FROM:
         return _sha256.digest_many(tuple(datas))
     out: list[str] = []
     for k in range(0, len(datas) - 1, 2):

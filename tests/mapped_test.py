@@ -19,14 +19,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kitbuild import filescan, mapped
+from kitbuild.filescan import ScanPlan, scan_bytes
+from kitbuild.kitfs import FolderKit
+from kitbuild.speedups import py_refill
 
 try:
     from kitbuild import _sha256
 except ImportError:  # installed without a C compiler: the tests that need it are skipped
     _sha256 = None  # type: ignore[assignment]
-from kitbuild.filescan import ScanPlan, scan_bytes
-from kitbuild.kitfs import FolderKit
-from kitbuild.speedups import py_refill
 
 needs_sha = pytest.mark.skipif(not mapped.ACCELERATED, reason="the compiled SHA-256 does not run here (no C compiler at install, or no SHA extensions)")
 
