@@ -542,10 +542,13 @@ _EDGES = st.sampled_from([0, 1, 55, 56, 63, 64, 65, 119, 120, 127, 128, 129, 100
 
 @needs_many
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.one_of(_EDGES, st.integers(min_value=0, max_value=4000), st.integers(min_value=60_000, max_value=70_000)), max_size=16), st.randoms(use_true_random=False))
-def test_digest_many_gives_hashlibs_digest_of_each(lengths: list[int], rng: random.Random) -> None:
+@given(st.lists(st.one_of(_EDGES, st.integers(min_value=0, max_value=4000), st.integers(min_value=60_000, max_value=70_000)), max_size=16), st.integers(0, 2**32))
+def test_digest_many_gives_hashlibs_digest_of_each(lengths: list[int], seed: int) -> None:
     """Sixteen lanes, or fewer; of one length or of very different ones, so that some lanes end
-    while others go on, and the last few are finished on the SHA extensions."""
+    while others go on, and the last few are finished on the SHA extensions. (The bytes come
+    from a seed that hypothesis draws: drawn byte by byte, hypothesis refused a few hundred KiB
+    of them as too much data for one example, in some runs.)"""
+    rng = random.Random(seed)
     datas = [rng.randbytes(n) for n in lengths]
     assert _sha256.digest_many(tuple(datas)) == [hashlib.sha256(d).hexdigest() for d in datas]
     assert mapped.digest_batch(datas) == [hashlib.sha256(d).hexdigest() for d in datas]
