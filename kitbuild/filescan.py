@@ -53,7 +53,7 @@ from kitbuild.fileformat import format_of
 from kitbuild.schema import key_path
 from kitbuild import crew, mapped
 from kitbuild.crew import Crew
-from kitbuild.speedups import COMPILED, MAX_NEEDLES, Data, census, count_starts, email_ats, quiet, refill
+from kitbuild.speedups import COMPILED, MAX_NEEDLES, Data, census, count_starts, email_ats, quiet, refill, words_and_leaks
 
 if TYPE_CHECKING:
     import hashlib
@@ -247,15 +247,16 @@ def _compiled(plan: ScanPlan) -> _Compiled:
 # -- leaks ----------------------------------------------------------------------------------------
 
 
-def _emails(pattern: re.Pattern[bytes], window: Data, lo: int, safe: int) -> Iterator[tuple[int, int]]:
-    """(start, end) of e-mail addresses starting in ``window[lo:safe]``, found from their '@'.
+def _emails(pattern: re.Pattern[bytes], window: Data, lo: int, safe: int, ats: list[int] | None = None) -> Iterator[tuple[int, int]]:
+    """(start, end) of e-mail addresses starting in ``window[lo:safe]``, found from their '@'
+    (``ats``: what ``email_ats`` gives for the whole window, if known already).
 
     The same match the leak gate's anchor search makes: the local part is read back from the
     '@' (at most 64 bytes), and the shape is tried there, up to the line's end. Only an '@' that
     a domain follows is looked at: records full of '@' that start no address ("any@5") cost no
     Python.
     """
-    for at in email_ats(window, lo, safe + _MAX_LOCAL_PART):
+    for at in email_ats(window, lo, safe + _MAX_LOCAL_PART) if ats is None else ats:
         start, floor = at, max(0, at - _MAX_LOCAL_PART)
         while start > floor and window[start - 1] in _LOCAL_PART:
             start -= 1
@@ -500,11 +501,19 @@ def _by_digest(raw: dict[bytes, list[int]], digests: dict[str, list[int]]) -> No
             seen[1] = min(seen[1], first)
 
 
-def _leaks(c: _Compiled, window: Data, lb: int, safe: int, base: int, out: list[Leak]) -> None:
-    """The leak shapes that start in ``window[lb:safe]`` (at absolute ``base``), unless allowed."""
-    found = [(s, e, c.shape_index[i]) for s, e, i in c.shapes.find(window) if lb <= s < safe]
-    if b"@" in window:
-        found.extend((s, e, _EMAIL) for s, e in _emails(c.email, window, lb, safe))
+# What words_and_leaks found of the leak searches in a whole file: the anchors (as
+# leftmost_starts gives them) and the '@' (as email_ats does).
+_Searched = tuple[list[tuple[int, int]], list[int]]
+
+
+def _leaks(c: _Compiled, window: Data, lb: int, safe: int, base: int, out: list[Leak], searched: _Searched | None = None) -> None:
+    """The leak shapes that start in ``window[lb:safe]`` (at absolute ``base``), unless allowed;
+    ``searched``: the anchors and '@' found in the whole window already, if they were."""
+    leftmost, ats = searched if searched is not None else (None, None)
+    found = [(s, e, c.shape_index[i]) for s, e, i in c.shapes.find(window, leftmost=leftmost) if lb <= s < safe]
+    any_at = bool(ats) if ats is not None else b"@" in window
+    if any_at:
+        found.extend((s, e, _EMAIL) for s, e in _emails(c.email, window, lb, safe, ats))
         found.sort()
     for s, e, i in found:
         if not (c.allow and _allowed(c.allow, window, s, e)):
@@ -552,12 +561,23 @@ def _sent_one(path: str, data: bytes, plan: ScanPlan, digest: str | None = None)
         page.feed(data)
         page.close()
         scan.page_diff = page.diff
+    searched: _Searched | None = None
     if path in plan.records:
         raw: dict[bytes, list[int]] = {}
         starts = census(data, 0, n, 0, raw)
         if raw:
             _by_digest(raw, scan.digests)
-        for needles, owners in c.plain:
+        plain = c.plain
+        anchors = c.shapes.leftmost_args(data) if plain else None
+        if anchors is not None:
+            # The first group of words, the leak anchors and the '@' in one walk over the record
+            # (see speedups.words_and_leaks); the leak search below takes what it found.
+            (needles, owners), plain = plain[0], plain[1:]
+            found_words, leftmost, ats = words_and_leaks(data, needles, *anchors)
+            for i, found in zip(owners, found_words):
+                counts[i] += found
+            searched = (leftmost, ats)
+        for needles, owners in plain:
             for i, found in zip(owners, count_starts(data, needles, 0, n)):
                 counts[i] += found
         for i, counter in c.found:
@@ -570,7 +590,7 @@ def _sent_one(path: str, data: bytes, plan: ScanPlan, digest: str | None = None)
             pairs.settle(data, 0, n, 0, starts, True)
             pairs.close()
     scan.placeholders, scan.words = counts[:k], counts[k:]
-    _leaks(c, data, 0, n, 0, scan.leaks)
+    _leaks(c, data, 0, n, 0, scan.leaks, searched)
     return scan
 
 

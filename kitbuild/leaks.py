@@ -127,16 +127,29 @@ class ShapeFinder:
         """What finds the anchors (see :func:`~kitbuild.literals.find_together`)."""
         return self._anchors
 
-    def find(self, data: Data, anchored: list[tuple[int, int, int]] | None = None) -> list[tuple[int, int, int]]:
+    def leftmost_args(self, data: Data) -> tuple[tuple[bytes, ...], tuple[tuple[bytes, bytes] | None, ...]] | None:
+        """The needles and guards :meth:`find` gives ``leftmost_starts`` for ``data``, or None when
+        it finds the anchors otherwise there (no compiled scans, too many anchors, binary data).
+        A caller that searches ``data`` for more (kitbuild.filescan, with ``words_and_leaks``)
+        can run that search with its own and hand the result to :meth:`find`."""
+        if self._compiled is not None and data.find(b"\0", 0, _SNIFF) < 0:
+            return self._compiled[0], self._compiled[2]
+        return None
+
+    def find(self, data: Data, anchored: list[tuple[int, int, int]] | None = None, leftmost: list[tuple[int, int]] | None = None) -> list[tuple[int, int, int]]:
         """(start, end, shape index) of every match, in order; ``anchored``: the anchor finder's
-        matches in ``data``, if already found."""
+        matches in ``data``, if already found; ``leftmost``: what ``leftmost_starts`` gave on
+        ``data`` with :meth:`leftmost_args`, if that ran already."""
         found: set[tuple[int, int, int]] = set()
         hits: list[tuple[int, int, int]] = []
+        compiled = self._compiled
         if anchored is not None:
             hits = anchored
-        elif self._compiled is not None and data.find(b"\0", 0, _SNIFF) < 0:
-            needles, order, guards = self._compiled
-            hits = [(at, at + len(needles[k]), order[k]) for at, k in leftmost_starts(data, needles, guards)]
+        elif compiled is not None and (leftmost is not None or data.find(b"\0", 0, _SNIFF) < 0):
+            needles, order, guards = compiled
+            if leftmost is None:
+                leftmost = leftmost_starts(data, needles, guards)
+            hits = [(at, at + len(needles[k]), order[k]) for at, k in leftmost]
         elif self._anchors is not None:
             hits = self._anchors.find(data)
         for a_start, a_end, a in hits:

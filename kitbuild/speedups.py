@@ -122,6 +122,16 @@ def py_email_ats(data: Data, start: int, end: int) -> list[int]:
     return out
 
 
+def py_words_and_leaks(
+    data: Data, counted: tuple[bytes, ...], anchors: tuple[bytes, ...], guards: tuple[tuple[bytes, bytes] | None, ...]
+) -> tuple[list[int], list[tuple[int, int]], list[int]]:
+    """What ``count_starts(data, counted, 0, len(data))``, ``leftmost_starts(data, anchors,
+    guards)`` and ``email_ats(data, 0, len(data))`` give, together: a record's counts and leak
+    searches, which the compiled module makes in one walk over the data."""
+    n = len(data)
+    return py_count_starts(data, counted, 0, n), py_leftmost_starts(data, anchors, guards), py_email_ats(data, 0, n)
+
+
 def py_census(data: Data, start: int, stop: int, base: int, counts: dict[bytes, list[int]]) -> list[int]:
     """Offsets of the printed digests (runs of exactly 64 hex digits) that start in
     ``data[start:stop]``; each is counted in ``counts`` under its bytes as printed, as
@@ -251,6 +261,9 @@ count_starts: Callable[[Data, tuple[bytes, ...], int, int], list[int]] = py_coun
 find_starts: Callable[[Data, tuple[bytes, ...], int, int], list[tuple[int, int]]] = py_find_starts
 leftmost_starts: Callable[[Data, tuple[bytes, ...], tuple[tuple[bytes, bytes] | None, ...]], list[tuple[int, int]]] = py_leftmost_starts
 email_ats: Callable[[Data, int, int], list[int]] = py_email_ats
+words_and_leaks: Callable[
+    [Data, tuple[bytes, ...], tuple[bytes, ...], tuple[tuple[bytes, bytes] | None, ...]], tuple[list[int], list[tuple[int, int]], list[int]]
+] = py_words_and_leaks
 census: Callable[[Data, int, int, int, dict[bytes, list[int]]], list[int]] = py_census
 withheld_spans: Callable[[Data, frozenset[bytes]], list[tuple[int, int]]] = py_withheld_spans
 replace_bounded: Callable[[Data, bytes, bytes, int], tuple[bytes, int]] = py_replace_bounded
@@ -271,6 +284,7 @@ if not os.environ.get("KITBUILD_PURE_PYTHON"):
         find_starts = _speedups.find_starts
         leftmost_starts = _speedups.leftmost_starts
         email_ats = _speedups.email_ats
+        words_and_leaks = _speedups.words_and_leaks
         census = _speedups.census
         withheld_spans = _speedups.withheld_spans
         replace_bounded = _speedups.replace_bounded

@@ -35,6 +35,7 @@ from kitbuild.speedups import (
     py_email_ats,
     py_find_starts,
     py_leftmost_starts,
+    py_words_and_leaks,
     py_hex_runs,
     py_quiet,
     py_refill,
@@ -389,6 +390,92 @@ def test_email_ats_agree(bounded):
     """C email_ats gives py_email_ats' offsets for any data and bounds."""
     data, start, end = bounded
     assert _speedups.email_ats(data, start, end) == py_email_ats(data, start, end)
+
+
+# -- words_and_leaks -----------------------------------------------------------------------
+
+@st.composite
+def record_cases(draw):
+    """Two sets of needles (the words counted, and anchors with guards) and data made of both
+    sets' pieces, near-addresses and '@', long enough to cross the scan's 64-byte steps; one set
+    may be empty."""
+    counted = draw(st.one_of(find_needles, st.just(())))
+    anchors = draw(st.one_of(find_needles, st.just(GATE_ANCHORS), st.just(())))
+    guard = draw(st.sampled_from([IP_GUARD, (b"", b"ab"), (b"a\x00", b"\x00\xffab"), None]))
+    which = draw(st.integers(0, 2**16))
+    guards = tuple(guard if which >> k & 1 else None for k in range(len(anchors)))
+    needles = [*counted, *anchors]
+    pieces = [*needles, *(n[:-1] for n in needles if len(n) > 1), *(bytes([c]) for c in FIND_BYTES), b"/", b"\\", b"@x.co", b"@", b"any@5"]
+    middle = draw(chunks(st.one_of(st.sampled_from(pieces), near_address)))
+    lead, tail = (draw(st.sampled_from([b"", b"@a.bc", *needles])) for _ in range(2))
+    return lead + middle + tail, counted, anchors, guards
+
+
+def _three(data, counted, anchors, guards):
+    """What words_and_leaks stands for: the three searches, each by its own twin."""
+    return py_count_starts(data, counted, 0, len(data)), py_leftmost_starts(data, anchors, guards), py_email_ats(data, 0, len(data))
+
+
+@needs_c
+@settings(max_examples=1000, deadline=None)
+@given(record_cases())
+@example((b"x" * 60 + b"/home/" + b"a@b.co " + b"x" * 60 + b"10.1", (b"x" * 8, b"b"), GATE_ANCHORS, (None,) * len(GATE_ANCHORS)))
+@example((b"aa@b.cd" * 30, (b"a", b"aa"), (b"@b", b"b."), (None, IP_GUARD)))
+def test_words_and_leaks_agrees(case):
+    """C words_and_leaks gives the three twins' answers, with every candidate scan (AVX-512's
+    walks once for all three; the others run the three searches in turn)."""
+    data, counted, anchors, guards = case
+    want = _three(data, counted, anchors, guards)
+    assert py_words_and_leaks(data, counted, anchors, guards) == want
+    for name in KERNELS:
+        with kernel(name):
+            assert _speedups.words_and_leaks(data, counted, anchors, guards) == want, name
+            assert _speedups.words_and_leaks(bytearray(data), counted, anchors, guards) == want, name
+
+
+@needs_c
+def test_words_and_leaks_on_a_long_buffer():
+    """Words, anchors and addresses put among random bytes and text over a few hundred KiB: past
+    many of the walk's spans of 2 KiB, and at the very end of the data."""
+    rng = random.Random(11)
+    counted = (b"withheld-2026-09-29", b"earlier-run", b"records", b"desktop")
+    guards = tuple(IP_GUARD if a in (b"10.", b"172.", b"192.168.") else None for a in GATE_ANCHORS)
+    text = b"".join(rng.choice([b'{"path":"records/run-0001/rows.ndjson","route":"desktop"}\n', b"any@5 ", b"bob@example.org ", b"10.1.2.3 ", b"/home/", b"x" * 40])
+                    for _ in range(4000))
+    data = bytearray(rng.randbytes(100_000) + text)
+    for _ in range(300):
+        piece = rng.choice([*counted, *GATE_ANCHORS, b"a@b.cd"])
+        at = rng.randrange(len(data) - len(piece))
+        data[at:at + len(piece)] = piece
+    data = bytes(data) + b"desktop"
+    want = _three(data, counted, GATE_ANCHORS, guards)
+    assert want[0][2] > 600 and len(want[1]) > 600 and len(want[2]) > 600  # each search finds plenty
+    for name in KERNELS:
+        with kernel(name):
+            assert _speedups.words_and_leaks(data, counted, GATE_ANCHORS, guards) == want, name
+
+
+@pytest.mark.parametrize("impl", [py_words_and_leaks, pytest.param(getattr(_speedups, "words_and_leaks", None), marks=needs_c, id="c")])
+def test_words_and_leaks_refuses_what_its_searches_refuse(impl):
+    """Seventeen needles in either set, an empty needle, or a guard missing: a ValueError."""
+    many = tuple(b"n%d" % i for i in range(MAX_NEEDLES + 1))
+    with pytest.raises(ValueError):
+        impl(b"abc", many, (b"a",), (None,))
+    with pytest.raises(ValueError):
+        impl(b"abc", (b"a",), many, (None,) * len(many))
+    with pytest.raises(ValueError):
+        impl(b"abc", (b"a",), (b"b", b""), (None, None))
+    with pytest.raises(ValueError):
+        impl(b"abc", (b"a",), (b"a", b"b"), (None,))
+
+
+@needs_c
+def test_words_and_leaks_takes_tuples():
+    """Lists could change while the walk runs without the GIL: needles and guards come as tuples."""
+    with pytest.raises(TypeError):
+        _speedups.words_and_leaks(b"abc", [b"a"], (b"b",), (None,))
+    with pytest.raises(TypeError):
+        _speedups.words_and_leaks(b"abc", (b"a",), (b"b",), [None])
 
 
 # -- replace_bounded and contains ----------------------------------------------------------

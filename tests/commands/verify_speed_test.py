@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from kitbuild import crew, filescan, mapped
+from kitbuild import leaks as leaks_module
 from kitbuild.commands import verify as verify_module
 from kitbuild.commands.verify import verify
 from kitbuild.filescan import LEAK_SHAPES, ScanPlan, chunks, json_pairs, locate, scan_blocks, scan_bytes, scan_files
@@ -170,6 +171,36 @@ def test_a_quiet_file_skips_the_searches(monkeypatch: pytest.MonkeyPatch) -> Non
     assert (scan.digests, scan.placeholders, scan.words, scan.leaks) == ({}, [0], [0, 0], [])
     with pytest.raises(AssertionError, match="census called"):
         filescan._scan_one("r.ndjson", b"w-1\n", PLAN)
+
+
+@pytest.mark.skipif(not COMPILED, reason="the one walk is the compiled scans' (speedups.words_and_leaks)")
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(FRAGMENTS + NEAR_MISSES), min_size=1, max_size=80), st.sampled_from(["r.ndjson", "r.txt", "r.json"]))
+def test_a_record_read_whole_is_searched_in_one_walk(monkeypatch: pytest.MonkeyPatch, parts: list[bytes], path: str) -> None:
+    """A record's counted words, leak anchors and '@' come from one call (words_and_leaks), and
+    its scan is the one the three searches give apart (with the walk turned off)."""
+    data = b"".join(parts) + b"w-1 /home/bob/x bob@example.org\n"  # never quiet: the searches run
+    calls: list[str] = []
+
+    def spy(name: str, real: object) -> object:
+        def call(*args: object) -> object:
+            calls.append(name)
+            return real(*args)  # type: ignore[operator]
+
+        return call
+
+    # (monkeypatch's context: hypothesis runs the body many times within one fixture)
+    with monkeypatch.context() as patch:
+        for module, name in ((filescan, "words_and_leaks"), (filescan, "count_starts"), (filescan, "email_ats"), (leaks_module, "leftmost_starts")):
+            patch.setattr(module, name, spy(name, getattr(module, name)))
+        one_walk = filescan._scan_one(path, data, PLAN)
+        assert calls == ["words_and_leaks"]
+        calls.clear()
+        patch.setattr(ShapeFinder, "leftmost_args", lambda self, data: None)
+        apart = filescan._scan_one(path, data, PLAN)
+        assert sorted(calls) == ["count_starts", "email_ats", "leftmost_starts"]
+    assert _summary(one_walk) == _summary(apart)
+    assert one_walk.placeholders[0] >= 1 and one_walk.leaks
 
 
 @pytest.fixture(params=["read", "mapped"])
