@@ -906,14 +906,18 @@ static PyObject *email_ats(PyObject *self, PyObject *const *args, Py_ssize_t nar
 }
 
 #ifdef KB_AVX2
-/* words_and_leaks's three searches in one walk over the data, where the candidate scan is
- * AVX-512's: each step of 64 bytes is loaded, and its nibbles split, once for both needle tables
- * and the '@' test, and each search's candidates are confirmed span by span as the separate
- * searches confirm them. A record read whole is then walked once by these searches, not three
- * times: on sixteen of workload B's records in turn, the three took the time of 2.76 GB/s apart
- * and of 3.78 GB/s this way (medians of 25); verify B on one job went from 1.29 to 1.17 s of
- * CPU. With the AVX2 or SSE2 scan, words_and_leaks runs the three searches in turn. */
-__attribute__((target("avx512f,avx512bw"))) static void words_and_leaks_avx512(const unsigned char *d, Py_ssize_t n, Needles *wc, Needles *wa, Offsets *found, Offsets *ats) {
+/* record_walk's four searches in one walk over the data, where the candidate scan is
+ * AVX-512's: each step of 64 bytes is loaded, and its nibbles split, once for both needle tables,
+ * the '@' test and the hex digits; each search's candidates are confirmed span by span as the
+ * separate searches confirm them, and the hex runs are followed from step to step (a run of a
+ * digest's length or more is found where it ends, as scan_hex_runs finds it). A record read whole
+ * is then walked once by its searches: on sixteen of workload B's records in turn, the words,
+ * anchors and '@' took the time of 2.76 GB/s in three walks and of 3.78 GB/s in one (medians of
+ * 25), and verify B on one job went from 1.29 to 1.17 s of CPU; the census, in the same walk
+ * since, took a few per cent more off (verify B, alternating: 0.925 -> 0.90 s and 1.12 -> 0.955 s
+ * on one job, 0.57 -> 0.555 s and 0.54 -> 0.53 s on two). With the AVX2 or SSE2 scan,
+ * record_walk runs the four searches in turn. */
+__attribute__((target("avx512f,avx512bw,lzcnt,bmi"))) static void record_walk_avx512(const unsigned char *d, Py_ssize_t n, Needles *wc, Needles *wa, Offsets *found, Offsets *ats, Offsets *runs) {
     Prefixes tc, ta;
     prefixes_of(wc, &tc, candidates_avx512);
     prefixes_of(wa, &ta, candidates_avx512);
@@ -929,6 +933,11 @@ __attribute__((target("avx512f,avx512bw"))) static void words_and_leaks_avx512(c
         ahi[j] = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)ta.hi[j]));
     }
     const __m512i nibble = _mm512_set1_epi8(0x0f), at_sign = _mm512_set1_epi8('@');
+    const __m512i zero_char = _mm512_set1_epi8('0'), nine = _mm512_set1_epi8(9), lower = _mm512_set1_epi8(0x20);
+    const __m512i a_char = _mm512_set1_epi8('a'), five = _mm512_set1_epi8(5);
+    /* The hex digits that run up to the walk's position: a run of DIGEST_LENGTH or more is
+     * pushed where it ends, as scan_hex_runs finds it. */
+    Py_ssize_t run = 0;
     unsigned short at_c[SPAN], at_a[SPAN], at_e[SPAN];
     unsigned char bits_c[SPAN], bits_a[SPAN], buckets[64], pad[128];
     Py_ssize_t i = 0;
@@ -952,14 +961,30 @@ __attribute__((target("avx512f,avx512bw"))) static void words_and_leaks_avx512(c
         for (Py_ssize_t s = 0; s < steps; s++) {
             const unsigned char *q = p + 64 * s;
             __m512i mc = _mm512_set1_epi8(-1), ma = mc;
-            __mmask64 me = 0;
+            __mmask64 me = 0, hex = 0;
             for (int j = 0; j < 4; j++) {
                 __m512i v = _mm512_loadu_si512((const void *)(q + j));
                 __m512i lo = _mm512_and_si512(v, nibble), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
                 mc = _mm512_and_si512(mc, _mm512_and_si512(_mm512_shuffle_epi8(clo[j], lo), _mm512_shuffle_epi8(chi[j], hi)));
                 ma = _mm512_and_si512(ma, _mm512_and_si512(_mm512_shuffle_epi8(alo[j], lo), _mm512_shuffle_epi8(ahi[j], hi)));
-                if (j == 0)
+                if (j == 0) {
                     me = _mm512_cmpeq_epi8_mask(v, at_sign);
+                    hex = _mm512_cmple_epu8_mask(_mm512_sub_epi8(v, zero_char), nine) |
+                          _mm512_cmple_epu8_mask(_mm512_sub_epi8(_mm512_or_si512(v, lower), a_char), five);
+                }
+            }
+            /* Positions past upto are another step's (or the padding's). */
+            unsigned long long hx = upto - 64 * s >= 64 ? (unsigned long long)hex : (unsigned long long)hex & ((1ULL << (upto - 64 * s)) - 1);
+            if (hx == ~0ULL) {
+                run += 64;
+            } else {
+                Py_ssize_t at = i + 64 * s, lead = (Py_ssize_t)_tzcnt_u64(~hx);
+                if (run + lead >= DIGEST_LENGTH) {
+                    offsets_push(runs, at - run);
+                    offsets_push(runs, at + lead);
+                }
+                /* A run inside the step is shorter than a digest; the one it ends with goes on. */
+                run = (Py_ssize_t)_lzcnt_u64(~hx);
             }
             unsigned long long kc = _mm512_test_epi8_mask(mc, mc), ka = _mm512_test_epi8_mask(ma, ma);
             if (kc) {
@@ -990,63 +1015,12 @@ __attribute__((target("avx512f,avx512bw"))) static void words_and_leaks_avx512(c
                 offsets_push(ats, i + at_e[j]);
         i += span;
     }
+    if (run >= DIGEST_LENGTH) {
+        offsets_push(runs, n - run);
+        offsets_push(runs, n);
+    }
 }
 #endif
-
-/* words_and_leaks(data, counted, anchors, guards): what count_starts(data, counted, 0, len),
- * leftmost_starts(data, anchors, guards) and email_ats(data) give, as a tuple of the three, in one
- * call (and, with the AVX-512 scan, one walk: see words_and_leaks_avx512). */
-static PyObject *words_and_leaks(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    (void)self;
-    const char *usage = "words_and_leaks(data, counted, anchors, guards: tuple of None or (before: bytes, after: bytes))";
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, usage);
-        return NULL;
-    }
-    Py_buffer view;
-    Needles wc = {0}, wa = {0};
-    Offsets found = {0}, ats = {0};
-    Guards g;
-    if (needles_of(args[1], &wc) < 0 || needles_of(args[2], &wa) < 0 || guards_of(args[3], wa.count, usage, &g) < 0 || PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
-        return NULL;
-    const unsigned char *d = (const unsigned char *)view.buf;
-    Py_ssize_t n = view.len;
-    Py_BEGIN_ALLOW_THREADS
-#ifdef KB_AVX2
-    if (candidates == candidates_avx512 && wc.count > 0 && wa.count > 0) {
-        words_and_leaks_avx512(d, n, &wc, &wa, &found, &ats);
-    } else
-#endif
-    {
-        for (int k = 0; k < wc.count; k++)
-            wc.next[k] = 0;
-        scan_needles(d, n, 0, n, &wc);
-        find_needles(d, 0, n, &wa, &found, 0);
-        email_walk(d, n, 0, n, &ats);
-    }
-    keep_leftmost(d, n, &wa, &g, &found);
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&view);
-    PyObject *counts = PyList_New(wc.count), *pairs = NULL, *emails = NULL, *out = NULL;
-    if (counts == NULL)
-        goto done;
-    for (int k = 0; k < wc.count; k++) {
-        PyObject *v = PyLong_FromSsize_t(wc.found[k]);
-        if (v == NULL)
-            goto done;
-        PyList_SET_ITEM(counts, k, v);
-    }
-    if ((pairs = offsets_list(&found, 2)) == NULL || (emails = offsets_list(&ats, 1)) == NULL)
-        goto done;
-    out = PyTuple_Pack(3, counts, pairs, emails);
-done:
-    free(found.items);
-    free(ats.items);
-    Py_XDECREF(counts);
-    Py_XDECREF(pairs);
-    Py_XDECREF(emails);
-    return out;
-}
 
 /* The hex runs of a buffer, found without the GIL; -1 with MemoryError set if they did not fit. */
 static int find_runs(Py_buffer *view, Offsets *runs) {
@@ -1060,39 +1034,18 @@ static int find_runs(Py_buffer *view, Offsets *runs) {
     return 0;
 }
 
-/* The runs of exactly DIGEST_LENGTH hex digits whose start is in [start, stop): a census.
- * Each is counted in ``counts`` under its bytes as printed ([count, base + offset of the first]),
- * and the list of their offsets is returned. The scan runs without the GIL; the counting, a
- * dict update per digest, with it. */
-static PyObject *census(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    Py_buffer view;
-    Offsets runs = {0};
-    Py_ssize_t start, stop, base;
-    PyObject *counts, *starts = NULL;
-    (void)self;
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "census(data, start, stop, base, counts)");
+/* The census of ``runs`` (hex runs of d, as scan_hex_runs finds them): see census. The new
+ * list of the digests' offsets, or NULL with an error set. With the GIL. */
+static PyObject *census_of(const char *d, const Offsets *runs, Py_ssize_t start, Py_ssize_t stop, Py_ssize_t base, PyObject *counts) {
+    if (runs->failed) {
+        PyErr_NoMemory();
         return NULL;
     }
-    if ((start = PyLong_AsSsize_t(args[1])) == -1 && PyErr_Occurred())
+    PyObject *starts = PyList_New(0);
+    if (starts == NULL)
         return NULL;
-    if ((stop = PyLong_AsSsize_t(args[2])) == -1 && PyErr_Occurred())
-        return NULL;
-    if ((base = PyLong_AsSsize_t(args[3])) == -1 && PyErr_Occurred())
-        return NULL;
-    counts = args[4];
-    if (!PyDict_Check(counts)) {
-        PyErr_SetString(PyExc_TypeError, "counts must be a dict");
-        return NULL;
-    }
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
-        return NULL;
-    clamp(view.len, &start, &stop);
-    const char *d = (const char *)view.buf;
-    if (find_runs(&view, &runs) < 0 || (starts = PyList_New(0)) == NULL)
-        goto done;
-    for (Py_ssize_t k = 0; k + 1 < runs.len; k += 2) {
-        Py_ssize_t s = runs.items[k], e = runs.items[k + 1];
+    for (Py_ssize_t k = 0; k + 1 < runs->len; k += 2) {
+        Py_ssize_t s = runs->items[k], e = runs->items[k + 1];
         if (e - s != DIGEST_LENGTH || s < start)
             continue;
         if (s >= stop)
@@ -1124,13 +1077,110 @@ static PyObject *census(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         if (failed)
             goto fail;
     }
-    goto done;
+    return starts;
 fail:
-    Py_CLEAR(starts);
-done:
+    Py_DECREF(starts);
+    return NULL;
+}
+
+/* The runs of exactly DIGEST_LENGTH hex digits whose start is in [start, stop): a census.
+ * Each is counted in ``counts`` under its bytes as printed ([count, base + offset of the first]),
+ * and the list of their offsets is returned. The scan runs without the GIL; the counting, a
+ * dict update per digest, with it. */
+static PyObject *census(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_buffer view;
+    Offsets runs = {0};
+    Py_ssize_t start, stop, base;
+    PyObject *starts = NULL;
+    (void)self;
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "census(data, start, stop, base, counts)");
+        return NULL;
+    }
+    if ((start = PyLong_AsSsize_t(args[1])) == -1 && PyErr_Occurred())
+        return NULL;
+    if ((stop = PyLong_AsSsize_t(args[2])) == -1 && PyErr_Occurred())
+        return NULL;
+    if ((base = PyLong_AsSsize_t(args[3])) == -1 && PyErr_Occurred())
+        return NULL;
+    if (!PyDict_Check(args[4])) {
+        PyErr_SetString(PyExc_TypeError, "counts must be a dict");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    clamp(view.len, &start, &stop);
+    if (find_runs(&view, &runs) == 0)
+        starts = census_of((const char *)view.buf, &runs, start, stop, base, args[4]);
     free(runs.items);
     PyBuffer_Release(&view);
     return starts;
+}
+
+/* record_walk(data, counted, anchors, guards, counts): what census(data, 0, len, 0, counts),
+ * count_starts(data, counted, 0, len), leftmost_starts(data, anchors, guards) and
+ * email_ats(data) give, as a tuple of the four, in one call: everything verify searches a record
+ * read whole for (with the AVX-512 scan, in one walk: see record_walk_avx512). */
+static PyObject *record_walk(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    const char *usage = "record_walk(data, counted, anchors, guards: tuple of None or (before: bytes, after: bytes), counts: dict)";
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, usage);
+        return NULL;
+    }
+    Py_buffer view;
+    Needles wc = {0}, wa = {0};
+    Offsets found = {0}, ats = {0}, runs = {0};
+    Guards g;
+    if (needles_of(args[1], &wc) < 0 || needles_of(args[2], &wa) < 0 || guards_of(args[3], wa.count, usage, &g) < 0)
+        return NULL;
+    if (!PyDict_Check(args[4])) {
+        PyErr_SetString(PyExc_TypeError, "counts must be a dict");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const unsigned char *d = (const unsigned char *)view.buf;
+    Py_ssize_t n = view.len;
+    Py_BEGIN_ALLOW_THREADS
+#ifdef KB_AVX2
+    if (candidates == candidates_avx512 && wc.count > 0 && wa.count > 0) {
+        record_walk_avx512(d, n, &wc, &wa, &found, &ats, &runs);
+    } else
+#endif
+    {
+        scan_hex_runs(d, n, &runs, 0);
+        for (int k = 0; k < wc.count; k++)
+            wc.next[k] = 0;
+        scan_needles(d, n, 0, n, &wc);
+        find_needles(d, 0, n, &wa, &found, 0);
+        email_walk(d, n, 0, n, &ats);
+    }
+    keep_leftmost(d, n, &wa, &g, &found);
+    Py_END_ALLOW_THREADS
+    PyObject *starts = census_of((const char *)d, &runs, 0, n, 0, args[4]);
+    PyBuffer_Release(&view);
+    PyObject *counts = NULL, *pairs = NULL, *emails = NULL, *out = NULL;
+    if (starts == NULL || (counts = PyList_New(wc.count)) == NULL)
+        goto done;
+    for (int k = 0; k < wc.count; k++) {
+        PyObject *v = PyLong_FromSsize_t(wc.found[k]);
+        if (v == NULL)
+            goto done;
+        PyList_SET_ITEM(counts, k, v);
+    }
+    if ((pairs = offsets_list(&found, 2)) == NULL || (emails = offsets_list(&ats, 1)) == NULL)
+        goto done;
+    out = PyTuple_Pack(4, starts, counts, pairs, emails);
+done:
+    free(found.items);
+    free(ats.items);
+    free(runs.items);
+    Py_XDECREF(starts);
+    Py_XDECREF(counts);
+    Py_XDECREF(pairs);
+    Py_XDECREF(emails);
+    return out;
 }
 
 /* (start, end) of each printed digest (a run of exactly DIGEST_LENGTH hex digits) whose
@@ -1653,8 +1703,8 @@ static PyMethodDef methods[] = {
      "Whether data holds no digest-long hex run, no e-mail '@' and none of the needles in groups."},
     {"leftmost_starts", (PyCFunction)(void (*)(void))leftmost_starts, METH_FASTCALL,
      "Leftmost-first, non-overlapping occurrences of the needles in all of data, less those their guards refuse."},
-    {"words_and_leaks", (PyCFunction)(void (*)(void))words_and_leaks, METH_FASTCALL,
-     "(count_starts of counted, leftmost_starts of anchors, email_ats) over all of data, in one call."},
+    {"record_walk", (PyCFunction)(void (*)(void))record_walk, METH_FASTCALL,
+     "(census, count_starts of counted, leftmost_starts of anchors, email_ats) over all of data, in one call."},
     {"kernel", (PyCFunction)(void (*)(void))kernel, METH_FASTCALL,
      "The vector scan that finds needles' candidates; with a name, use that one instead."},
     {"refill", (PyCFunction)(void (*)(void))refill, METH_FASTCALL,

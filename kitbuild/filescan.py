@@ -53,7 +53,7 @@ from kitbuild.fileformat import format_of
 from kitbuild.schema import key_path
 from kitbuild import crew, mapped
 from kitbuild.crew import Crew
-from kitbuild.speedups import COMPILED, MAX_NEEDLES, Data, census, count_starts, email_ats, quiet, refill, words_and_leaks
+from kitbuild.speedups import COMPILED, MAX_NEEDLES, Data, census, count_starts, email_ats, quiet, record_walk, refill
 
 if TYPE_CHECKING:
     import hashlib
@@ -501,7 +501,7 @@ def _by_digest(raw: dict[bytes, list[int]], digests: dict[str, list[int]]) -> No
             seen[1] = min(seen[1], first)
 
 
-# What words_and_leaks found of the leak searches in a whole file: the anchors (as
+# What record_walk found of the leak searches in a whole file: the anchors (as
 # leftmost_starts gives them) and the '@' (as email_ats does).
 _Searched = tuple[list[tuple[int, int]], list[int]]
 
@@ -564,19 +564,20 @@ def _sent_one(path: str, data: bytes, plan: ScanPlan, digest: str | None = None)
     searched: _Searched | None = None
     if path in plan.records:
         raw: dict[bytes, list[int]] = {}
-        starts = census(data, 0, n, 0, raw)
-        if raw:
-            _by_digest(raw, scan.digests)
         plain = c.plain
         anchors = c.shapes.leftmost_args(data) if plain else None
         if anchors is not None:
-            # The first group of words, the leak anchors and the '@' in one walk over the record
-            # (see speedups.words_and_leaks); the leak search below takes what it found.
+            # The digests, the first group of words, the leak anchors and the '@' in one walk over
+            # the record (see speedups.record_walk); the leak search below takes what it found.
             (needles, owners), plain = plain[0], plain[1:]
-            found_words, leftmost, ats = words_and_leaks(data, needles, *anchors)
+            starts, found_words, leftmost, ats = record_walk(data, needles, *anchors, raw)
             for i, found in zip(owners, found_words):
                 counts[i] += found
             searched = (leftmost, ats)
+        else:
+            starts = census(data, 0, n, 0, raw)
+        if raw:
+            _by_digest(raw, scan.digests)
         for needles, owners in plain:
             for i, found in zip(owners, count_starts(data, needles, 0, n)):
                 counts[i] += found

@@ -130,7 +130,7 @@ class ShapeFinder:
     def leftmost_args(self, data: Data) -> tuple[tuple[bytes, ...], tuple[tuple[bytes, bytes] | None, ...]] | None:
         """The needles and guards :meth:`find` gives ``leftmost_starts`` for ``data``, or None when
         it finds the anchors otherwise there (no compiled scans, too many anchors, binary data).
-        A caller that searches ``data`` for more (kitbuild.filescan, with ``words_and_leaks``)
+        A caller that searches ``data`` for more (kitbuild.filescan, with ``record_walk``)
         can run that search with its own and hand the result to :meth:`find`."""
         if self._compiled is not None and data.find(b"\0", 0, _SNIFF) < 0:
             return self._compiled[0], self._compiled[2]

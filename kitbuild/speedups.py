@@ -122,14 +122,19 @@ def py_email_ats(data: Data, start: int, end: int) -> list[int]:
     return out
 
 
-def py_words_and_leaks(
-    data: Data, counted: tuple[bytes, ...], anchors: tuple[bytes, ...], guards: tuple[tuple[bytes, bytes] | None, ...]
-) -> tuple[list[int], list[tuple[int, int]], list[int]]:
-    """What ``count_starts(data, counted, 0, len(data))``, ``leftmost_starts(data, anchors,
-    guards)`` and ``email_ats(data, 0, len(data))`` give, together: a record's counts and leak
-    searches, which the compiled module makes in one walk over the data."""
+def py_record_walk(
+    data: Data, counted: tuple[bytes, ...], anchors: tuple[bytes, ...], guards: tuple[tuple[bytes, bytes] | None, ...], counts: dict[bytes, list[int]]
+) -> tuple[list[int], list[int], list[tuple[int, int]], list[int]]:
+    """What ``census(data, 0, len(data), 0, counts)``, ``count_starts(data, counted, 0,
+    len(data))``, ``leftmost_starts(data, anchors, guards)`` and ``email_ats(data, 0, len(data))``
+    give, together: everything verify searches a record read whole for, which the compiled module
+    finds in one walk over the data."""
     n = len(data)
-    return py_count_starts(data, counted, 0, n), py_leftmost_starts(data, anchors, guards), py_email_ats(data, 0, n)
+    if len(guards) != len(anchors):
+        raise ValueError("one guard (or None) for each needle")
+    counted_found = py_count_starts(data, counted, 0, n)
+    leftmost = py_leftmost_starts(data, anchors, guards)
+    return py_census(data, 0, n, 0, counts), counted_found, leftmost, py_email_ats(data, 0, n)
 
 
 def py_census(data: Data, start: int, stop: int, base: int, counts: dict[bytes, list[int]]) -> list[int]:
@@ -261,9 +266,10 @@ count_starts: Callable[[Data, tuple[bytes, ...], int, int], list[int]] = py_coun
 find_starts: Callable[[Data, tuple[bytes, ...], int, int], list[tuple[int, int]]] = py_find_starts
 leftmost_starts: Callable[[Data, tuple[bytes, ...], tuple[tuple[bytes, bytes] | None, ...]], list[tuple[int, int]]] = py_leftmost_starts
 email_ats: Callable[[Data, int, int], list[int]] = py_email_ats
-words_and_leaks: Callable[
-    [Data, tuple[bytes, ...], tuple[bytes, ...], tuple[tuple[bytes, bytes] | None, ...]], tuple[list[int], list[tuple[int, int]], list[int]]
-] = py_words_and_leaks
+record_walk: Callable[
+    [Data, tuple[bytes, ...], tuple[bytes, ...], tuple[tuple[bytes, bytes] | None, ...], dict[bytes, list[int]]],
+    tuple[list[int], list[int], list[tuple[int, int]], list[int]],
+] = py_record_walk
 census: Callable[[Data, int, int, int, dict[bytes, list[int]]], list[int]] = py_census
 withheld_spans: Callable[[Data, frozenset[bytes]], list[tuple[int, int]]] = py_withheld_spans
 replace_bounded: Callable[[Data, bytes, bytes, int], tuple[bytes, int]] = py_replace_bounded
@@ -284,7 +290,7 @@ if not os.environ.get("KITBUILD_PURE_PYTHON"):
         find_starts = _speedups.find_starts
         leftmost_starts = _speedups.leftmost_starts
         email_ats = _speedups.email_ats
-        words_and_leaks = _speedups.words_and_leaks
+        record_walk = _speedups.record_walk
         census = _speedups.census
         withheld_spans = _speedups.withheld_spans
         replace_bounded = _speedups.replace_bounded

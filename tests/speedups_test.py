@@ -30,12 +30,13 @@ from kitbuild.speedups import (
     BOUNDARY_NONE,
     BOUNDARY_PATH,
     MAX_NEEDLES,
+    py_census,
     py_contains,
     py_count_starts,
     py_email_ats,
     py_find_starts,
     py_leftmost_starts,
-    py_words_and_leaks,
+    py_record_walk,
     py_hex_runs,
     py_quiet,
     py_refill,
@@ -392,13 +393,13 @@ def test_email_ats_agree(bounded):
     assert _speedups.email_ats(data, start, end) == py_email_ats(data, start, end)
 
 
-# -- words_and_leaks -----------------------------------------------------------------------
+# -- record_walk ---------------------------------------------------------------------------
 
 @st.composite
 def record_cases(draw):
     """Two sets of needles (the words counted, and anchors with guards) and data made of both
-    sets' pieces, near-addresses and '@', long enough to cross the scan's 64-byte steps; one set
-    may be empty."""
+    sets' pieces, near-addresses, '@' and hex runs about a digest's length, long enough to cross
+    the scan's 64-byte steps; one set may be empty."""
     counted = draw(st.one_of(find_needles, st.just(())))
     anchors = draw(st.one_of(find_needles, st.just(GATE_ANCHORS), st.just(())))
     guard = draw(st.sampled_from([IP_GUARD, (b"", b"ab"), (b"a\x00", b"\x00\xffab"), None]))
@@ -406,14 +407,22 @@ def record_cases(draw):
     guards = tuple(guard if which >> k & 1 else None for k in range(len(anchors)))
     needles = [*counted, *anchors]
     pieces = [*needles, *(n[:-1] for n in needles if len(n) > 1), *(bytes([c]) for c in FIND_BYTES), b"/", b"\\", b"@x.co", b"@", b"any@5"]
-    middle = draw(chunks(st.one_of(st.sampled_from(pieces), near_address)))
-    lead, tail = (draw(st.sampled_from([b"", b"@a.bc", *needles])) for _ in range(2))
+    middle = draw(chunks(st.one_of(st.sampled_from(pieces), near_address, hex_run)))
+    lead, tail = (draw(st.sampled_from([b"", b"@a.bc", DIGEST, *needles])) for _ in range(2))
     return lead + middle + tail, counted, anchors, guards
 
 
-def _three(data, counted, anchors, guards):
-    """What words_and_leaks stands for: the three searches, each by its own twin."""
-    return py_count_starts(data, counted, 0, len(data)), py_leftmost_starts(data, anchors, guards), py_email_ats(data, 0, len(data))
+def _four(data, counted, anchors, guards):
+    """What record_walk stands for: the four searches, each by its own twin, and the census's counts."""
+    counts = {}
+    n = len(data)
+    found = (py_census(data, 0, n, 0, counts), py_count_starts(data, counted, 0, n), py_leftmost_starts(data, anchors, guards), py_email_ats(data, 0, n))
+    return found, counts
+
+
+def _walked(walk, data, counted, anchors, guards):
+    counts = {}
+    return walk(data, counted, anchors, guards, counts), counts
 
 
 @needs_c
@@ -421,61 +430,79 @@ def _three(data, counted, anchors, guards):
 @given(record_cases())
 @example((b"x" * 60 + b"/home/" + b"a@b.co " + b"x" * 60 + b"10.1", (b"x" * 8, b"b"), GATE_ANCHORS, (None,) * len(GATE_ANCHORS)))
 @example((b"aa@b.cd" * 30, (b"a", b"aa"), (b"@b", b"b."), (None, IP_GUARD)))
-def test_words_and_leaks_agrees(case):
-    """C words_and_leaks gives the three twins' answers, with every candidate scan (AVX-512's
-    walks once for all three; the others run the three searches in turn)."""
+@example((b"a" * 64, (b"b",), (b"c",), (None,)))             # a digest that fills the data (no step past it)
+@example((b"x" * 3 + b"a" * 64, (b"b",), (b"c",), (None,)))  # one that ends it, after a whole step
+@example((b"x" * 60 + b"a" * 65 + b"x" * 70, (b"b",), (b"c",), (None,)))
+def test_record_walk_agrees(case):
+    """C record_walk gives the four twins' answers, with every candidate scan (AVX-512's walks
+    once for all four; the others run the four searches in turn)."""
     data, counted, anchors, guards = case
-    want = _three(data, counted, anchors, guards)
-    assert py_words_and_leaks(data, counted, anchors, guards) == want
+    want = _four(data, counted, anchors, guards)
+    assert _walked(py_record_walk, data, counted, anchors, guards) == want
     for name in KERNELS:
         with kernel(name):
-            assert _speedups.words_and_leaks(data, counted, anchors, guards) == want, name
-            assert _speedups.words_and_leaks(bytearray(data), counted, anchors, guards) == want, name
+            assert _walked(_speedups.record_walk, data, counted, anchors, guards) == want, name
+            assert _walked(_speedups.record_walk, bytearray(data), counted, anchors, guards) == want, name
 
 
 @needs_c
-def test_words_and_leaks_on_a_long_buffer():
-    """Words, anchors and addresses put among random bytes and text over a few hundred KiB: past
-    many of the walk's spans of 2 KiB, and at the very end of the data."""
+@pytest.mark.parametrize("size", [0, 1, 63, 64, 65, 66, 67, 127, 128, 130, 131, 2047, 2048, 2051, 4200])
+def test_record_walk_finds_a_run_of_hex_wherever_it_ends(size):
+    """Runs of hex digits (of a digest's length, and longer) ending at every offset near the
+    walk's step and span edges, and at the end of the data: the census finds each digest."""
+    for k in range(0, 70):
+        data = b"g" * size + DIGEST + b"F" * (k % 3 == 0) + b"g" * (k // 2)  # a digest, or a run of 65
+        want = _four(data, (b"zz",), (b"qq",), (None,))
+        for name in KERNELS:
+            with kernel(name):
+                assert _walked(_speedups.record_walk, data, (b"zz",), (b"qq",), (None,)) == want, (name, size, k)
+
+
+@needs_c
+def test_record_walk_on_a_long_buffer():
+    """Words, anchors, addresses and digests put among random bytes and text over a few hundred
+    KiB: past many of the walk's spans of 2 KiB, and at the very end of the data."""
     rng = random.Random(11)
     counted = (b"withheld-2026-09-29", b"earlier-run", b"records", b"desktop")
     guards = tuple(IP_GUARD if a in (b"10.", b"172.", b"192.168.") else None for a in GATE_ANCHORS)
-    text = b"".join(rng.choice([b'{"path":"records/run-0001/rows.ndjson","route":"desktop"}\n', b"any@5 ", b"bob@example.org ", b"10.1.2.3 ", b"/home/", b"x" * 40])
-                    for _ in range(4000))
+    text = b"".join(rng.choice([b'{"path":"records/run-0001/rows.ndjson","route":"desktop"}\n', b"any@5 ", b"bob@example.org ", b"10.1.2.3 ", b"/home/",
+                                b'"sha256":"' + DIGEST + b'" ', b"x" * 40]) for _ in range(4000))
     data = bytearray(rng.randbytes(100_000) + text)
     for _ in range(300):
-        piece = rng.choice([*counted, *GATE_ANCHORS, b"a@b.cd"])
+        piece = rng.choice([*counted, *GATE_ANCHORS, b"a@b.cd", DIGEST.upper()])
         at = rng.randrange(len(data) - len(piece))
         data[at:at + len(piece)] = piece
-    data = bytes(data) + b"desktop"
-    want = _three(data, counted, GATE_ANCHORS, guards)
-    assert want[0][2] > 600 and len(want[1]) > 600 and len(want[2]) > 600  # each search finds plenty
+    data = bytes(data) + DIGEST
+    want = _four(data, counted, GATE_ANCHORS, guards)
+    (starts, words, leftmost, ats), counts = want
+    assert len(starts) > 400 and words[2] > 400 and len(leftmost) > 400 and len(ats) > 400  # each search finds plenty
     for name in KERNELS:
         with kernel(name):
-            assert _speedups.words_and_leaks(data, counted, GATE_ANCHORS, guards) == want, name
+            assert _walked(_speedups.record_walk, data, counted, GATE_ANCHORS, guards) == want, name
 
 
-@pytest.mark.parametrize("impl", [py_words_and_leaks, pytest.param(getattr(_speedups, "words_and_leaks", None), marks=needs_c, id="c")])
-def test_words_and_leaks_refuses_what_its_searches_refuse(impl):
-    """Seventeen needles in either set, an empty needle, or a guard missing: a ValueError."""
+@pytest.mark.parametrize("impl", [py_record_walk, pytest.param(getattr(_speedups, "record_walk", None), marks=needs_c, id="c")])
+def test_record_walk_refuses_what_its_searches_refuse(impl):
+    """Seventeen needles in either set, an empty needle, or a guard missing: a ValueError, and
+    the census's counts untouched."""
     many = tuple(b"n%d" % i for i in range(MAX_NEEDLES + 1))
-    with pytest.raises(ValueError):
-        impl(b"abc", many, (b"a",), (None,))
-    with pytest.raises(ValueError):
-        impl(b"abc", (b"a",), many, (None,) * len(many))
-    with pytest.raises(ValueError):
-        impl(b"abc", (b"a",), (b"b", b""), (None, None))
-    with pytest.raises(ValueError):
-        impl(b"abc", (b"a",), (b"a", b"b"), (None,))
+    counts = {}
+    data = DIGEST + b" abc"
+    for counted, anchors, guards in [(many, (b"a",), (None,)), ((b"a",), many, (None,) * len(many)), ((b"a",), (b"b", b""), (None, None)), ((b"a",), (b"a", b"b"), (None,))]:
+        with pytest.raises(ValueError):
+            impl(data, counted, anchors, guards, counts)
+    assert counts == {}
 
 
 @needs_c
-def test_words_and_leaks_takes_tuples():
+def test_record_walk_takes_tuples_and_a_dict():
     """Lists could change while the walk runs without the GIL: needles and guards come as tuples."""
     with pytest.raises(TypeError):
-        _speedups.words_and_leaks(b"abc", [b"a"], (b"b",), (None,))
+        _speedups.record_walk(b"abc", [b"a"], (b"b",), (None,), {})
     with pytest.raises(TypeError):
-        _speedups.words_and_leaks(b"abc", (b"a",), (b"b",), [None])
+        _speedups.record_walk(b"abc", (b"a",), (b"b",), [None], {})
+    with pytest.raises(TypeError):
+        _speedups.record_walk(b"abc", (b"a",), (b"b",), (None,), [])
 
 
 # -- replace_bounded and contains ----------------------------------------------------------

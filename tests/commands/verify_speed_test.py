@@ -162,23 +162,25 @@ def test_the_quiet_shortcut_finds_what_the_whole_scan_finds(near: list[bytes], l
 
 @pytest.mark.skipif(not COMPILED, reason="the shortcut is taken with the compiled scans only")
 def test_a_quiet_file_skips_the_searches(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The shortcut is taken (so the test above compares two ways): a quiet file's scan calls no census."""
+    """The shortcut is taken (so the test above compares two ways): a quiet file's scan makes no
+    census (alone, or in the one walk of a record's searches)."""
     def no_census(*args: object) -> list[int]:
         raise AssertionError("census called on a quiet file")
 
     monkeypatch.setattr(filescan, "census", no_census)
+    monkeypatch.setattr(filescan, "record_walk", no_census)
     scan = filescan._scan_one("r.ndjson", b"y" * 100 + b"\n", PLAN)
     assert (scan.digests, scan.placeholders, scan.words, scan.leaks) == ({}, [0], [0, 0], [])
     with pytest.raises(AssertionError, match="census called"):
         filescan._scan_one("r.ndjson", b"w-1\n", PLAN)
 
 
-@pytest.mark.skipif(not COMPILED, reason="the one walk is the compiled scans' (speedups.words_and_leaks)")
+@pytest.mark.skipif(not COMPILED, reason="the one walk is the compiled scans' (speedups.record_walk)")
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(st.lists(st.sampled_from(FRAGMENTS + NEAR_MISSES), min_size=1, max_size=80), st.sampled_from(["r.ndjson", "r.txt", "r.json"]))
 def test_a_record_read_whole_is_searched_in_one_walk(monkeypatch: pytest.MonkeyPatch, parts: list[bytes], path: str) -> None:
-    """A record's counted words, leak anchors and '@' come from one call (words_and_leaks), and
-    its scan is the one the three searches give apart (with the walk turned off)."""
+    """A record's digests, counted words, leak anchors and '@' come from one call (record_walk),
+    and its scan is the one the four searches give apart (with the walk turned off)."""
     data = b"".join(parts) + b"w-1 /home/bob/x bob@example.org\n"  # never quiet: the searches run
     calls: list[str] = []
 
@@ -191,14 +193,14 @@ def test_a_record_read_whole_is_searched_in_one_walk(monkeypatch: pytest.MonkeyP
 
     # (monkeypatch's context: hypothesis runs the body many times within one fixture)
     with monkeypatch.context() as patch:
-        for module, name in ((filescan, "words_and_leaks"), (filescan, "count_starts"), (filescan, "email_ats"), (leaks_module, "leftmost_starts")):
+        for module, name in ((filescan, "record_walk"), (filescan, "census"), (filescan, "count_starts"), (filescan, "email_ats"), (leaks_module, "leftmost_starts")):
             patch.setattr(module, name, spy(name, getattr(module, name)))
         one_walk = filescan._scan_one(path, data, PLAN)
-        assert calls == ["words_and_leaks"]
+        assert calls == ["record_walk"]
         calls.clear()
         patch.setattr(ShapeFinder, "leftmost_args", lambda self, data: None)
         apart = filescan._scan_one(path, data, PLAN)
-        assert sorted(calls) == ["count_starts", "email_ats", "leftmost_starts"]
+        assert sorted(calls) == ["census", "count_starts", "email_ats", "leftmost_starts"]
     assert _summary(one_walk) == _summary(apart)
     assert one_walk.placeholders[0] >= 1 and one_walk.leaks
 
