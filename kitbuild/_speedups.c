@@ -973,8 +973,9 @@ __attribute__((target("avx512f,avx512bw,lzcnt,bmi"))) static void record_walk_av
                           _mm512_cmple_epu8_mask(_mm512_sub_epi8(_mm512_or_si512(v, lower), a_char), five);
                 }
             }
-            /* Positions past upto are another step's (or the padding's). */
-            unsigned long long hx = upto - 64 * s >= 64 ? (unsigned long long)hex : (unsigned long long)hex & ((1ULL << (upto - 64 * s)) - 1);
+            /* (A step that ends before 64 bytes is the padded last one: past its end come the
+             * padding's zeros, which are no hex digits and end any run there.) */
+            unsigned long long hx = (unsigned long long)hex;
             if (hx == ~0ULL) {
                 run += 64;
             } else {
