@@ -1035,6 +1035,14 @@ static int find_runs(Py_buffer *view, Offsets *runs) {
     return 0;
 }
 
+/* 0 when ``counts`` can hold a census (a dict); -1 with TypeError set. */
+static int census_counts(PyObject *counts) {
+    if (PyDict_Check(counts))
+        return 0;
+    PyErr_SetString(PyExc_TypeError, "counts must be a dict");
+    return -1;
+}
+
 /* The census of ``runs`` (hex runs of d, as scan_hex_runs finds them): see census. The new
  * list of the digests' offsets, or NULL with an error set. With the GIL. */
 static PyObject *census_of(const char *d, const Offsets *runs, Py_ssize_t start, Py_ssize_t stop, Py_ssize_t base, PyObject *counts) {
@@ -1104,11 +1112,7 @@ static PyObject *census(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     if ((base = PyLong_AsSsize_t(args[3])) == -1 && PyErr_Occurred())
         return NULL;
-    if (!PyDict_Check(args[4])) {
-        PyErr_SetString(PyExc_TypeError, "counts must be a dict");
-        return NULL;
-    }
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+    if (census_counts(args[4]) < 0 || PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
         return NULL;
     clamp(view.len, &start, &stop);
     if (find_runs(&view, &runs) == 0)
@@ -1133,13 +1137,8 @@ static PyObject *record_walk(PyObject *self, PyObject *const *args, Py_ssize_t n
     Needles wc = {0}, wa = {0};
     Offsets found = {0}, ats = {0}, runs = {0};
     Guards g;
-    if (needles_of(args[1], &wc) < 0 || needles_of(args[2], &wa) < 0 || guards_of(args[3], wa.count, usage, &g) < 0)
-        return NULL;
-    if (!PyDict_Check(args[4])) {
-        PyErr_SetString(PyExc_TypeError, "counts must be a dict");
-        return NULL;
-    }
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+    if (needles_of(args[1], &wc) < 0 || needles_of(args[2], &wa) < 0 || guards_of(args[3], wa.count, usage, &g) < 0 ||
+        census_counts(args[4]) < 0 || PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
         return NULL;
     const unsigned char *d = (const unsigned char *)view.buf;
     Py_ssize_t n = view.len;
