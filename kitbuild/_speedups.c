@@ -350,6 +350,17 @@ static int candidates_sse2(const unsigned char *p, Py_ssize_t steps, const Prefi
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #include <immintrin.h>
 #define KB_AVX2 1
+/* The candidates of step ``s`` (a bit each in ``mask``), appended at ``n`` of ``at`` with their
+ * buckets (``buckets``: the step's bucket bytes); the new count. */
+static inline int listed(unsigned long long mask, const unsigned char *buckets, Py_ssize_t s, unsigned short *at, unsigned char *bits, int n) {
+    for (; mask; mask &= mask - 1) {
+        int k = __builtin_ctzll(mask);
+        bits[n] = buckets[k];
+        at[n++] = (unsigned short)(64 * s + k);
+    }
+    return n;
+}
+
 /* Compiled for AVX2 by itself alone, so that the module still loads, and runs the SSE2 scan,
  * on a processor without it. */
 __attribute__((target("avx2"))) static int candidates_avx2(const unsigned char *p, Py_ssize_t steps, const Prefixes *t, unsigned short *at, unsigned char *bits) {
@@ -377,11 +388,7 @@ __attribute__((target("avx2"))) static int candidates_avx2(const unsigned char *
             unsigned char buckets[64];
             _mm256_storeu_si256((__m256i *)buckets, m0);
             _mm256_storeu_si256((__m256i *)(buckets + 32), m1);
-            for (; mask; mask &= mask - 1) {
-                int at_ = __builtin_ctzll(mask);
-                bits[n] = buckets[at_];
-                at[n++] = (unsigned short)(64 * s + at_);
-            }
+            n = listed(mask, buckets, s, at, bits, n);
         }
     }
     return n;
@@ -413,11 +420,7 @@ __attribute__((target("avx512f,avx512bw"))) static int candidates_avx512(const u
         if (mask) {
             unsigned char buckets[64];
             _mm512_storeu_si512((void *)buckets, m);
-            for (; mask; mask &= mask - 1) {
-                int at_ = __builtin_ctzll(mask);
-                bits[n] = buckets[at_];
-                at[n++] = (unsigned short)(64 * s + at_);
-            }
+            n = listed(mask, buckets, s, at, bits, n);
         }
     }
     return n;
@@ -479,25 +482,35 @@ static void prefixes_of(Needles *w, Prefixes *t, CandidatesFn use) {
  * inlines each caller's confirmation into the loop. Whole steps are read in place; the last
  * positions, whose steps would read past ``end``, from a copy padded with zeros (a false
  * candidate there is refused by the confirmation, which reads only d). */
+/* The next span of whole steps at d[i] (see FOR_CANDIDATES): where to read it (``*p``, which is
+ * ``pad`` for the last positions), how many steps, and the offsets below ``*upto`` that are
+ * candidates here; how far the walk moves on. */
+static inline Py_ssize_t next_span(const unsigned char *d, Py_ssize_t i, Py_ssize_t limit, Py_ssize_t end, unsigned char pad[128],
+                                   const unsigned char **p, Py_ssize_t *steps, Py_ssize_t *upto) {
+    Py_ssize_t room = limit - i < end - i - 3 ? limit - i : end - i - 3;
+    *steps = room >= 64 ? (room / 64 < SPAN / 64 ? room / 64 : SPAN / 64) : 0;
+    *p = d + i;
+    *upto = 64 * *steps;
+    if (*steps > 0)
+        return *upto;
+    Py_ssize_t have = end - i < 67 ? end - i : 67;
+    memset(pad, 0, 128);
+    memcpy(pad, d + i, (size_t)have);
+    *p = pad;
+    *steps = 1;
+    *upto = limit - i < 64 ? limit - i : 64;
+    return 64;
+}
+
 #define FOR_CANDIDATES(d, i, limit, end, use, t, confirm, stop_early)                            \
     do {                                                                                         \
         unsigned short at_[SPAN];                                                                \
         unsigned char bits_[SPAN];                                                               \
         unsigned char pad_[128];                                                                 \
         while ((i) < (limit)) {                                                                  \
-            Py_ssize_t room_ = ((limit) - (i) < (end) - (i) - 3 ? (limit) - (i) : (end) - (i) - 3); \
-            Py_ssize_t steps_ = room_ >= 64 ? (room_ / 64 < SPAN / 64 ? room_ / 64 : SPAN / 64) : 0; \
-            const unsigned char *p_ = (d) + (i);                                                 \
-            Py_ssize_t span_ = 64 * steps_, upto_ = span_;                                       \
-            if (steps_ == 0) {                                                                   \
-                Py_ssize_t have_ = (end) - (i) < 67 ? (end) - (i) : 67;                          \
-                memset(pad_, 0, sizeof pad_);                                                    \
-                memcpy(pad_, p_, (size_t)have_);                                                 \
-                p_ = pad_;                                                                       \
-                steps_ = 1;                                                                      \
-                span_ = 64;                                                                      \
-                upto_ = (limit) - (i) < 64 ? (limit) - (i) : 64;                                 \
-            }                                                                                    \
+            const unsigned char *p_;                                                             \
+            Py_ssize_t steps_, upto_;                                                            \
+            Py_ssize_t span_ = next_span((d), (i), (limit), (end), pad_, &p_, &steps_, &upto_);  \
             int found_ = (use)(p_, steps_, (t), at_, bits_);                                     \
             for (int j_ = 0; j_ < found_ && at_[j_] < upto_; j_++)                               \
                 confirm((i) + at_[j_], bits_[j_]);                                               \
@@ -944,19 +957,8 @@ __attribute__((target("avx512f,avx512bw,lzcnt,bmi"))) static void record_walk_av
     while (i < n) {
         /* As FOR_CANDIDATES walks: whole steps in place, reading three bytes past each, and the
          * last positions from a copy padded with zeros. */
-        Py_ssize_t room = n - i - 3;
-        Py_ssize_t steps = room >= 64 ? (room / 64 < SPAN / 64 ? room / 64 : SPAN / 64) : 0;
-        const unsigned char *p = d + i;
-        Py_ssize_t span = 64 * steps, upto = span;
-        if (steps == 0) {
-            Py_ssize_t have = n - i < 67 ? n - i : 67;
-            memset(pad, 0, sizeof pad);
-            memcpy(pad, p, (size_t)have);
-            p = pad;
-            steps = 1;
-            span = 64;
-            upto = n - i < 64 ? n - i : 64;
-        }
+        const unsigned char *p;
+        Py_ssize_t steps, upto, span = next_span(d, i, n, n, pad, &p, &steps, &upto);
         int nc = 0, na = 0, ne = 0;
         for (Py_ssize_t s = 0; s < steps; s++) {
             const unsigned char *q = p + 64 * s;
@@ -990,19 +992,11 @@ __attribute__((target("avx512f,avx512bw,lzcnt,bmi"))) static void record_walk_av
             unsigned long long kc = _mm512_test_epi8_mask(mc, mc), ka = _mm512_test_epi8_mask(ma, ma);
             if (kc) {
                 _mm512_storeu_si512((void *)buckets, mc);
-                for (; kc; kc &= kc - 1) {
-                    int at = __builtin_ctzll(kc);
-                    bits_c[nc] = buckets[at];
-                    at_c[nc++] = (unsigned short)(64 * s + at);
-                }
+                nc = listed(kc, buckets, s, at_c, bits_c, nc);
             }
             if (ka) {
                 _mm512_storeu_si512((void *)buckets, ma);
-                for (; ka; ka &= ka - 1) {
-                    int at = __builtin_ctzll(ka);
-                    bits_a[na] = buckets[at];
-                    at_a[na++] = (unsigned short)(64 * s + at);
-                }
+                na = listed(ka, buckets, s, at_a, bits_a, na);
             }
             for (unsigned long long ke = me; ke; ke &= ke - 1)
                 at_e[ne++] = (unsigned short)(64 * s + __builtin_ctzll(ke));
@@ -1144,7 +1138,7 @@ static PyObject *record_walk(PyObject *self, PyObject *const *args, Py_ssize_t n
     Py_ssize_t n = view.len;
     Py_BEGIN_ALLOW_THREADS
 #ifdef KB_AVX2
-    if (candidates == candidates_avx512 && wc.count > 0 && wa.count > 0) {
+    if (candidates == candidates_avx512) {
         record_walk_avx512(d, n, &wc, &wa, &found, &ats, &runs);
     } else
 #endif
