@@ -1,3 +1,3 @@
-from kitbuild.cli import main
+from kitbuild.entry import main
 
 main()

@@ -2,18 +2,18 @@
 
 Each command builds its inputs, calls one core function, prints its report and ends with
 ``raise typer.Exit(code)``. Only :class:`~kitbuild.errors.KitbuildError` is caught: it becomes one
-paragraph on stderr and the error's documented exit status.
+paragraph on stderr and the error's documented exit status. The process starts in
+:mod:`kitbuild.entry`, which hands this app every call but the plain forms of verify.
 """
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 from typing import NoReturn, Optional
 
 import typer
 
+from kitbuild.entry import print_error
 from kitbuild.errors import KitbuildError
 from kitbuild.version import __version__
 
@@ -28,7 +28,7 @@ app = typer.Typer(
 
 def fail(exc: KitbuildError) -> NoReturn:
     """Print the error as one paragraph on stderr and exit with its status."""
-    typer.echo(f"kitbuild: {exc.message}", err=True)
+    print_error(exc)
     raise typer.Exit(exc.exit_code)
 
 
@@ -209,24 +209,10 @@ def verify_command(
     jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="Worker processes (default: the number of cores)."),
 ) -> None:
     """Check a kit in reverse, from its own files alone; exit 1 on any finding, 2 if KIT is not a kit."""
-    from kitbuild.commands.verify import verify
-    from kitbuild.formats import repo_folder
-    from kitbuild.progress import progress_for
-    from kitbuild.verify_report import verify_github, verify_json, verify_text
+    # The body is kitbuild.entry's, which also runs the plain forms of this call without typer.
+    from kitbuild.entry import VerifyCall, run_verify
 
-    fmt = "json" if as_json else _format(format)
-    try:
-        with progress_for(fmt, quiet) as progress:
-            report = verify(kit, jobs=jobs, progress=progress)
-    except KitbuildError as exc:
-        fail(exc)
-    if fmt == "json":
-        _print(verify_json(report))
-    elif fmt == "github":
-        _print(verify_github(report, repo_folder(kit)))
-    else:
-        _print(verify_text(report))
-    raise typer.Exit(report.exit_code)
+    raise typer.Exit(run_verify(VerifyCall(kit, format, as_json, quiet, jobs)))
 
 
 @app.command("check")
@@ -285,31 +271,3 @@ def explain_command(
     typer.echo(text)
     raise typer.Exit(0)
 
-
-def main() -> None:
-    """Console entry point.
-
-    Once the command has finished and its output is flushed, the process ends at once with
-    ``os._exit``: the interpreter's own teardown would free every object one by one, 60 ms
-    after verifying a kit of 100,000 files, and nothing is left to clean up by then (every
-    worker pool, scratch folder and file is closed by the command itself). An exception other
-    than the command's exit, or output that cannot be flushed, takes the ordinary way out.
-    """
-    from kitbuild.memory import keep_tables_until_exit
-
-    # The process ends without freeing anything (below): a command may leave its tables to it.
-    keep_tables_until_exit()
-    try:
-        app()
-    except SystemExit as exc:
-        code = exc.code
-    else:  # pragma: no cover - typer always ends with SystemExit
-        code = 0
-    if not (code is None or isinstance(code, int)):
-        raise SystemExit(code)  # a message: Python prints it and exits 1
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        raise SystemExit(code) from None  # a closed pipe: let Python report it as it would
-    os._exit(code or 0)

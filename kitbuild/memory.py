@@ -115,7 +115,7 @@ def read_blocks(readinto: Callable[[bytearray], int], size: int) -> Iterator[mem
         del _SPARE[:-2]  # two at most: the newest
 
 
-# Set by the command line (kitbuild.cli.main), whose process ends with os._exit once the output
+# Set by the command line (kitbuild.entry.main), whose process ends with os._exit once the output
 # is out: what :func:`keep_until_exit` is given then stays here, and is never freed at all.
 _KEPT: list[object] | None = None
 
@@ -132,7 +132,7 @@ def keep_until_exit(*tables: object) -> None:
 
 
 def keep_tables_until_exit() -> None:
-    """From now on, :func:`keep_until_exit` keeps what it is given (see :func:`kitbuild.cli.main`)."""
+    """From now on, :func:`keep_until_exit` keeps what it is given (see :func:`kitbuild.entry.main`)."""
     global _KEPT
     if _KEPT is None:
         _KEPT = []

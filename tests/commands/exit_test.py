@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from kitbuild import cli, memory
+from kitbuild import cli, entry, memory
 
 from .verify_kits import build_kit
 
@@ -23,7 +23,7 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(autouse=True)
 def tables_freed_after(monkeypatch: pytest.MonkeyPatch) -> None:
-    # cli.main, run here in the test process, has every later command keep its tables: undone
+    # entry.main, run here in the test process, has every later command keep its tables: undone
     # after each test, as the process does not end with it.
     monkeypatch.setattr(memory, "_KEPT", None)
 
@@ -64,9 +64,10 @@ def _main_exits(monkeypatch: pytest.MonkeyPatch, ending: BaseException | None) -
         assert sys.stdout.getvalue() == "report"  # type: ignore[attr-defined]
         codes.append(code)
 
+    monkeypatch.setattr(sys, "argv", ["kitbuild", "build"])  # a call for typer's app
     monkeypatch.setattr(cli, "app", app)
-    monkeypatch.setattr(cli.os, "_exit", exit_now)
-    cli.main()
+    monkeypatch.setattr(entry.os, "_exit", exit_now)
+    entry.main()
     return codes
 
 
@@ -94,6 +95,28 @@ def test_main_flushes_then_ends_with_the_status(monkeypatch: pytest.MonkeyPatch,
     assert _main_exits(monkeypatch, ending) == [code]
 
 
+@pytest.mark.parametrize("code", [0, 1, 2])
+def test_a_verify_run_without_typer_flushes_then_ends_with_its_status(monkeypatch: pytest.MonkeyPatch, code: int) -> None:
+    monkeypatch.setattr(sys, "stdout", _Buffered())
+    codes: list[int] = []
+
+    def run_verify(call: entry.VerifyCall) -> int:
+        assert call == entry.VerifyCall(Path("kit"), jobs=2)
+        print("report", end="")  # left in the buffer: main must flush it
+        return code
+
+    def exit_now(status: int) -> None:
+        assert sys.stdout.getvalue() == "report"  # type: ignore[attr-defined]
+        codes.append(status)
+
+    monkeypatch.setattr(sys, "argv", ["kitbuild", "verify", "kit", "--jobs", "2"])
+    monkeypatch.setattr(cli, "app", lambda: pytest.fail("typer's app ran for a plain verify"))
+    monkeypatch.setattr(entry, "run_verify", run_verify)
+    monkeypatch.setattr(entry.os, "_exit", exit_now)
+    entry.main()
+    assert codes == [code]
+
+
 def test_a_message_or_an_error_takes_the_ordinary_way_out(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stdout", _Buffered())
     with pytest.raises(SystemExit) as ended:
@@ -109,10 +132,11 @@ def test_output_that_cannot_be_flushed_takes_the_ordinary_way_out(monkeypatch: p
             raise BrokenPipeError(32, "Broken pipe")
 
     monkeypatch.setattr(sys, "stdout", _Closed())
+    monkeypatch.setattr(sys, "argv", ["kitbuild", "build"])
     monkeypatch.setattr(cli, "app", lambda: sys.exit(1))
-    monkeypatch.setattr(cli.os, "_exit", lambda code: pytest.fail("os._exit after a failed flush"))
+    monkeypatch.setattr(entry.os, "_exit", lambda code: pytest.fail("os._exit after a failed flush"))
     with pytest.raises(SystemExit) as ended:
-        cli.main()
+        entry.main()
     assert ended.value.code == 1
 
 
