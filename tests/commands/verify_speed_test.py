@@ -28,6 +28,7 @@ from kitbuild.commands.verify import verify
 from kitbuild.filescan import LEAK_SHAPES, ScanPlan, chunks, json_pairs, locate, scan_blocks, scan_bytes, scan_files
 from kitbuild.kitfs import FolderKit
 from kitbuild.leaks import ShapeFinder
+from kitbuild.schema import key_path
 from kitbuild.speedups import COMPILED
 from kitbuild.verify_report import verify_json
 
@@ -296,6 +297,63 @@ def test_ndjson_pairs_are_those_of_every_record_that_prints_a_digest(parts: list
     scan = scan_blocks("r.ndjson", _blocks(data, size), PLAN)
     assert scan.pairs == expected
     assert scan.pairs_unread == unread
+
+
+def _reference_pairs(document: object, paths: frozenset[str], placeholders: tuple[str, ...]) -> list[tuple[str, str, str]]:
+    """json_pairs as its doc states it, written plainly: each object, in document order, gives its
+    path-and-digest pair (exactly one path-like and one sha256-like field), then its entries from
+    a kit path to a digest; a digest is 64 hex digits, after "sha256:" or not, or a placeholder."""
+
+    def said(value: object) -> str | None:
+        if not isinstance(value, str):
+            return None
+        if value in placeholders:
+            return value
+        m = re.fullmatch(r"(?:sha256:)?([0-9A-Fa-f]{64})", value)
+        return m.group(1).lower() if m else None
+
+    def normal(path: str) -> str:
+        return path[2:] if path.startswith("./") else path
+
+    out: list[tuple[str, str, str]] = []
+
+    def walk(where: list[object], value: object) -> None:
+        if isinstance(value, dict):
+            path_keys = [k for k, v in value.items() if isinstance(v, str) and filescan._is_path_key(k)]
+            digest_keys = [k for k, v in value.items() if filescan._is_digest_key(k) and said(v)]
+            if len(path_keys) == 1 and len(digest_keys) == 1 and normal(value[path_keys[0]]) in paths:
+                out.append((key_path([*where, digest_keys[0]]), normal(value[path_keys[0]]), said(value[digest_keys[0]])))  # type: ignore[arg-type]
+            for k, v in value.items():
+                if (found := said(v)) is not None and normal(k) in paths:
+                    out.append((key_path([*where, k]), normal(k), found))
+            for k, v in value.items():
+                walk([*where, k], v)
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                walk([*where, i], v)
+
+    walk([], document)
+    return out
+
+
+_PAIR_KEYS = ["path", "File", "run_path", "sha256", "Digest", "input_sha256", "checksum", "name", TARGET, "./" + TARGET, "run/b.json"]
+_PAIR_VALUES = st.sampled_from(
+    [DIGEST, "sha256:" + DIGEST.upper(), "SHA256:" + DIGEST, OTHER[:-1], OTHER + "0", PLACEHOLDER, "", TARGET, "./" + TARGET, "run/b.json", "x"]
+) | st.integers(0, 3) | st.none()
+_DOCUMENTS = st.recursive(
+    _PAIR_VALUES,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(_PAIR_KEYS), inner, max_size=5),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_DOCUMENTS, st.sampled_from([(PLACEHOLDER,), ("", PLACEHOLDER), ()]))
+@example({"path": TARGET, "sha256": ""}, ("", PLACEHOLDER))  # an empty placeholder is no digest field
+@example({"a": [{"path": "./" + TARGET, "sha256": "sha256:" + DIGEST.upper(), TARGET: PLACEHOLDER}]}, (PLACEHOLDER,))
+def test_json_pairs_are_the_documents_pairs_in_document_order(document: object, placeholders: tuple[str, ...]) -> None:
+    paths = frozenset([TARGET, "run/b.json"])
+    assert list(json_pairs(document, paths, placeholders)) == _reference_pairs(document, paths, placeholders)
 
 
 def test_records_that_print_only_the_placeholder_are_not_parsed() -> None:
