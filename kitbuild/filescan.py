@@ -310,8 +310,8 @@ def json_pairs(document: Any, paths: frozenset[str], placeholders: tuple[str, ..
     ..., "sha256": ...}``), or a mapping entry from a kit path to a digest. The walk uses its own
     stack: a hostile record nested a thousand deep must not exhaust Python's recursion limit.
     Each object's fields are looked at once, and only a string of a digest's length is matched
-    against the digest pattern: a record's line took 28 µs here when each field was tested by
-    three passes and the pattern, most of it for the records of workload B that verify parses.
+    against the digest pattern: a line of workload B's records took 28.5 µs here when each field
+    went through three passes and the pattern, and takes 10.6 µs.
     """
     stack: list[tuple[list[Any], Any]] = [([], document)]
     while stack:
@@ -331,8 +331,8 @@ def json_pairs(document: Any, paths: frozenset[str], placeholders: tuple[str, ..
                         if said and _is_digest_key(k):
                             digest_keys += 1
                             digest_key, digest_said = k, said
-                        if _normal(k) in paths:
-                            entries.append((k, _normal(k), said))
+                        if (named := _normal(k)) in paths:
+                            entries.append((k, named, said))
                 elif isinstance(v, (dict, list)):
                     inner.append((k, v))
             if path_keys == 1 and digest_keys == 1:
