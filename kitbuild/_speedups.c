@@ -477,11 +477,6 @@ static void prefixes_of(Needles *w, Prefixes *t, CandidatesFn use) {
 /* Candidates are collected this many bytes at a time, then confirmed. */
 #define SPAN 2048
 
-/* The candidates among the positions [i, limit) of d, with every byte read below ``end``
- * (limit <= end), handed to ``confirm`` in ascending order: a macro, so that the compiler
- * inlines each caller's confirmation into the loop. Whole steps are read in place; the last
- * positions, whose steps would read past ``end``, from a copy padded with zeros (a false
- * candidate there is refused by the confirmation, which reads only d). */
 /* The next span of whole steps at d[i] (see FOR_CANDIDATES): where to read it (``*p``, which is
  * ``pad`` for the last positions), how many steps, and the offsets below ``*upto`` that are
  * candidates here; how far the walk moves on. */
@@ -502,6 +497,11 @@ static inline Py_ssize_t next_span(const unsigned char *d, Py_ssize_t i, Py_ssiz
     return 64;
 }
 
+/* The candidates among the positions [i, limit) of d, with every byte read below ``end``
+ * (limit <= end), handed to ``confirm`` in ascending order: a macro, so that the compiler
+ * inlines each caller's confirmation into the loop. Whole steps are read in place; the last
+ * positions, whose steps would read past ``end``, from a copy padded with zeros (a false
+ * candidate there is refused by the confirmation, which reads only d). */
 #define FOR_CANDIDATES(d, i, limit, end, use, t, confirm, stop_early)                            \
     do {                                                                                         \
         unsigned short at_[SPAN];                                                                \
