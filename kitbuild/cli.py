@@ -13,7 +13,7 @@ from typing import NoReturn, Optional
 
 import typer
 
-from kitbuild.entry import print_error
+from kitbuild.entry import print_error, print_report
 from kitbuild.errors import KitbuildError
 from kitbuild.version import __version__
 
@@ -43,12 +43,6 @@ def _format(fmt: str) -> str:
         return check_format(fmt)
     except KitbuildError as exc:
         fail(exc)
-
-
-def _print(text: str) -> None:
-    """Print a report; an empty one (github format, nothing found) prints nothing at all."""
-    if text:
-        typer.echo(text)
 
 
 def _version(value: bool) -> None:
@@ -89,7 +83,7 @@ def build_command(
         from kitbuild.build_report import build_github, build_json, error_findings
 
         findings = error_findings(exc)
-        _print(build_json(None, str(config), dry_run=dry_run, findings=findings) if fmt == "json" else build_github(findings, _build_folder(config, out)))
+        print_report(build_json(None, str(config), dry_run=dry_run, findings=findings) if fmt == "json" else build_github(findings, _build_folder(config, out)))
         raise typer.Exit(exc.exit_code)
     except KitbuildError as exc:
         fail(exc)
@@ -97,7 +91,7 @@ def build_command(
         from kitbuild.build_report import build_github, build_json, leak_findings
 
         findings = leak_findings(report.leaks)
-        _print(build_json(report, str(config), dry_run=dry_run, findings=findings) if fmt == "json" else build_github(findings, _build_folder(config, out)))
+        print_report(build_json(report, str(config), dry_run=dry_run, findings=findings) if fmt == "json" else build_github(findings, _build_folder(config, out)))
         raise typer.Exit(1 if findings else 0)
     if dry_run:
         typer.echo(dry_run_text(report))
@@ -242,18 +236,18 @@ def check_command(
         from kitbuild.verify_report import stopped_check_document
 
         findings = error_findings(exc)
-        _print(json_text(stopped_check_document(str(config), findings)) if fmt == "json" else annotations(findings))
+        print_report(json_text(stopped_check_document(str(config), findings)) if fmt == "json" else annotations(findings))
         raise typer.Exit(exc.exit_code)
     except KitbuildError as exc:
         fail(exc)
     if fmt == "json":
         from kitbuild.formats import json_text
 
-        _print(json_text(check_document(report)))
+        print_report(json_text(check_document(report)))
     elif fmt == "github":
-        _print(annotations(check_findings(report), repo_folder(report.out)))
+        print_report(annotations(check_findings(report), repo_folder(report.out)))
     else:
-        _print(check_text(report))
+        print_report(check_text(report))
     raise typer.Exit(report.exit_code)
 
 

@@ -56,23 +56,26 @@ def plain_verify(args: Sequence[str]) -> VerifyCall | None:
             kit = token
             continue
         name, eq, value = token.partition("=")
-        if not eq and name in _VALUED:
-            if not rest:
+        setting: object
+        if token in _FLAGS:
+            field, setting = _FLAGS[token], True
+        elif name in _VALUED:
+            if not eq:
+                if not rest:
+                    return None
+                value = rest.pop(0)
+            if value.startswith("-"):
                 return None
-            value = rest.pop(0)
-        field = _FLAGS.get(token) if not eq else None
-        if field is None:
-            field = _VALUED.get(name)
-            if field is None or value.startswith("-"):
-                return None
+            field, setting = _VALUED[name], value
+        else:
+            return None
         if field in given:
             return None
         if field == "jobs":
             if not (value.isascii() and value.isdigit() and int(value) >= 1):
                 return None
-            given[field] = int(value)
-        else:
-            given[field] = True if field in ("as_json", "quiet") else value
+            setting = int(value)
+        given[field] = setting
     if not kit:
         return None
     return VerifyCall(Path(kit), **given)
@@ -99,9 +102,15 @@ def run_verify(call: VerifyCall) -> int:
         text = verify_github(report, repo_folder(call.kit))
     else:
         text = verify_text(report)
-    if text:  # an empty report (github format, nothing found) prints nothing at all
-        sys.stdout.write(text + "\n")
+    print_report(text)
     return report.exit_code
+
+
+def print_report(text: str) -> None:
+    """A report as the command line prints it, on stdout; an empty one (github format, nothing
+    found) prints nothing at all."""
+    if text:
+        sys.stdout.write(text + "\n")
 
 
 def print_error(exc: KitbuildError) -> None:
