@@ -429,42 +429,49 @@ __attribute__((target("avx512f,avx512bw"))) static int candidates_avx512(const u
 
 static CandidatesFn candidates = candidates_sse2;
 
+#ifdef KB_AVX2
+/* w's needles into the ``count`` buckets from ``first`` on, added to t's nibble tables. */
+static void bucket_tables(Needles *w, Prefixes *t, int first, int count) {
+    /* Needles in order of their bytes, so that those sharing a bucket (beyond one needle
+     * a bucket) mostly share their first bytes and add few false candidates. */
+    int order[MAX_NEEDLES];
+    for (int k = 0; k < w->count; k++) {
+        int at = k;
+        while (at > 0) {
+            int o = order[at - 1];
+            Py_ssize_t common = w->lens[o] < w->lens[k] ? w->lens[o] : w->lens[k];
+            int c = memcmp(w->bytes[o], w->bytes[k], (size_t)common);
+            if (c < 0 || (c == 0 && w->lens[o] <= w->lens[k]))
+                break;
+            order[at] = o;
+            at--;
+        }
+        order[at] = k;
+    }
+    int per = (w->count + count - 1) / count;
+    for (int r = 0; r < w->count; r++) {
+        int k = order[r];
+        unsigned char bit = (unsigned char)(1u << (first + r / per));
+        w->bucket[k] = bit;
+        for (int j = 0; j < 4; j++)
+            for (int x = 0; x < 16; x++) {
+                /* Past a short needle's end, any byte will do. */
+                if (j >= w->lens[k] || (w->bytes[k][j] & 15) == x)
+                    t->lo[j][x] |= bit;
+                if (j >= w->lens[k] || (w->bytes[k][j] >> 4) == x)
+                    t->hi[j][x] |= bit;
+            }
+    }
+}
+#endif
+
 /* The tables ``use`` reads (the scan is read once per search: kernel() may change it between). */
 static void prefixes_of(Needles *w, Prefixes *t, CandidatesFn use) {
 #ifdef KB_AVX2
     if (use == candidates_avx2 || use == candidates_avx512) {
-        /* Needles in order of their bytes, so that those sharing a bucket (beyond 8 needles,
-         * two to a bucket) mostly share their first bytes and add few false candidates. */
-        int order[MAX_NEEDLES];
-        for (int k = 0; k < w->count; k++) {
-            int at = k;
-            while (at > 0) {
-                int o = order[at - 1];
-                Py_ssize_t common = w->lens[o] < w->lens[k] ? w->lens[o] : w->lens[k];
-                int c = memcmp(w->bytes[o], w->bytes[k], (size_t)common);
-                if (c < 0 || (c == 0 && w->lens[o] <= w->lens[k]))
-                    break;
-                order[at] = o;
-                at--;
-            }
-            order[at] = k;
-        }
         memset(t->lo, 0, sizeof t->lo);
         memset(t->hi, 0, sizeof t->hi);
-        int per = (w->count + 7) / 8;
-        for (int r = 0; r < w->count; r++) {
-            int k = order[r];
-            unsigned char bit = (unsigned char)(1u << (r / per));
-            w->bucket[k] = bit;
-            for (int j = 0; j < 4; j++)
-                for (int x = 0; x < 16; x++) {
-                    /* Past a short needle's end, any byte will do. */
-                    if (j >= w->lens[k] || (w->bytes[k][j] & 15) == x)
-                        t->lo[j][x] |= bit;
-                    if (j >= w->lens[k] || (w->bytes[k][j] >> 4) == x)
-                        t->hi[j][x] |= bit;
-                }
-        }
+        bucket_tables(w, t, 0, 8);
         return;
     }
 #endif
@@ -919,101 +926,206 @@ static PyObject *email_ats(PyObject *self, PyObject *const *args, Py_ssize_t nar
 }
 
 #ifdef KB_AVX2
-/* record_walk's four searches in one walk over the data, where the candidate scan is
+/* record_walk's four searches in one walk over the data, where the candidate scan is AVX2's or
  * AVX-512's: each step of 64 bytes is loaded, and its nibbles split, once for both needle tables,
  * the '@' test and the hex digits; each search's candidates are confirmed span by span as the
  * separate searches confirm them, and the hex runs are followed from step to step (a run of a
  * digest's length or more is found where it ends, as scan_hex_runs finds it). A record read whole
- * is then walked once by its searches: on sixteen of workload B's records in turn, the words,
- * anchors and '@' took the time of 2.76 GB/s in three walks and of 3.78 GB/s in one (medians of
- * 25), and verify B on one job went from 1.29 to 1.17 s of CPU; the census, in the same walk
- * since, took a few per cent more off (verify B, alternating: 0.925 -> 0.90 s and 1.12 -> 0.955 s
- * on one job, 0.57 -> 0.555 s and 0.54 -> 0.53 s on two). With the AVX2 or SSE2 scan,
- * record_walk runs the four searches in turn. */
-__attribute__((target("avx512f,avx512bw,lzcnt,bmi"))) static void record_walk_avx512(const unsigned char *d, Py_ssize_t n, Needles *wc, Needles *wa, Offsets *found, Offsets *ats, Offsets *runs) {
-    Prefixes tc, ta;
-    prefixes_of(wc, &tc, candidates_avx512);
-    prefixes_of(wa, &ta, candidates_avx512);
+ * is then walked once by its searches. With AVX-512, on sixteen of workload B's records in turn,
+ * the words, anchors and '@' took the time of 2.76 GB/s in three walks and of 3.78 GB/s in one
+ * (medians of 25), and verify B on one job went from 1.29 to 1.17 s of CPU; the census, in the
+ * same walk since, took a few per cent more off (verify B, alternating: 0.925 -> 0.90 s and 1.12
+ * -> 0.955 s on one job, 0.57 -> 0.555 s and 0.54 -> 0.53 s on two). With the SSE2 scan,
+ * record_walk runs the four searches in turn.
+ *
+ * The two sets of needles share one set of nibble tables, the words' needles taking buckets of
+ * their own (see walk_start): the words the rules wrote stand everywhere in a record, the leak
+ * anchors almost nowhere, and a bucket that held both would confirm anchors at every word. One
+ * table, not two, halves the shuffles of a step: on 32 of workload B's records with the AVX2
+ * scan, the four searches in turn took 465 ms/GB, one walk with two tables about as long (the
+ * medians 694 and 670 ms/GB), and one walk with one table 362 (the fastest of 15 rounds each,
+ * alternating); verify B on two jobs went from 0.88 to 0.79 s (medians of eight, alternating).
+ * With AVX-512 the one table has not been timed.
+ *
+ * A Walk is what the two vector walks share: the span's candidates, and the hex run carried from
+ * step to step; each walk's own part is turning a step's bytes into masks. */
+typedef struct {
+    Needles *wc, *wa;
+    Offsets *found, *ats, *runs;
+    Prefixes t;
+    unsigned counted; /* the bucket bits of wc's needles; wa's are the others */
     unsigned short own[8];
     unsigned long long word[MAX_NEEDLES], mask[MAX_NEEDLES];
-    needles_by_bucket(wc, own);
-    needle_words(wc, word, mask);
-    __m512i clo[4], chi[4], alo[4], ahi[4];
+    /* The hex digits that run up to the walk's position: a run of DIGEST_LENGTH or more is
+     * pushed where it ends, as scan_hex_runs finds it. */
+    Py_ssize_t run;
+    int nk, ne;
+    unsigned short at_k[SPAN], at_e[SPAN];
+    unsigned char bits_k[SPAN];
+} Walk;
+
+/* A walk that has found nothing yet, with its tables: the words' needles get a bucket each, up
+ * to half of the eight, and the anchors the rest (with none of either, the other gets all). */
+static void walk_start(Walk *w, Needles *wc, Needles *wa, Offsets *found, Offsets *ats, Offsets *runs) {
+    w->wc = wc, w->wa = wa, w->found = found, w->ats = ats, w->runs = runs;
+    int words = wa->count == 0 ? 8 : wc->count == 0 ? 0 : wc->count < 4 ? wc->count : 4;
+    memset(w->t.lo, 0, sizeof w->t.lo);
+    memset(w->t.hi, 0, sizeof w->t.hi);
+    bucket_tables(wc, &w->t, 0, words > 0 ? words : 1);
+    bucket_tables(wa, &w->t, words, 8 - words > 0 ? 8 - words : 1);
+    w->counted = (1u << words) - 1;
+    needles_by_bucket(wc, w->own);
+    needle_words(wc, w->word, w->mask);
+    w->run = 0;
+    w->nk = w->ne = 0;
+}
+
+/* Step ``s`` of the span, at offset ``at`` of the data: ``hx`` has a bit for each hex digit of its
+ * 64 bytes, ``k`` one for each candidate (their buckets in ``buckets``, read only where a bit is
+ * set), ``ke`` one for each '@'. */
+static inline void walk_step(Walk *w, Py_ssize_t s, Py_ssize_t at, unsigned long long hx, unsigned long long k, const unsigned char *buckets,
+                             unsigned long long ke) {
+    /* (A step that ends before 64 bytes is the padded last one: past its end come the padding's
+     * zeros, which are no hex digits and end any run there.) */
+    if (hx == ~0ULL) {
+        w->run += 64;
+    } else {
+        Py_ssize_t lead = (Py_ssize_t)__builtin_ctzll(~hx);
+        if (w->run + lead >= DIGEST_LENGTH) {
+            offsets_push(w->runs, at - w->run);
+            offsets_push(w->runs, at + lead);
+        }
+        /* A run inside the step is shorter than a digest; the one it ends with goes on. */
+        w->run = (Py_ssize_t)__builtin_clzll(~hx);
+    }
+    if (k)
+        w->nk = listed(k, buckets, s, w->at_k, w->bits_k, w->nk);
+    for (; ke; ke &= ke - 1)
+        w->at_e[w->ne++] = (unsigned short)(64 * s + __builtin_ctzll(ke));
+}
+
+/* The span at d[i]'s candidates below ``upto``, confirmed; the next span starts with none. */
+static inline void walk_confirm(Walk *w, const unsigned char *d, Py_ssize_t n, Py_ssize_t i, Py_ssize_t upto) {
+    for (int j = 0; j < w->nk && w->at_k[j] < upto; j++) {
+        unsigned bits = w->bits_k[j];
+        if (bits & w->counted)
+            count_which(d, n, i + w->at_k[j], w->wc, needles_in(bits & w->counted, w->own), w->word, w->mask);
+        if (bits & ~w->counted)
+            confirm_at(d, i + w->at_k[j], n, w->wa, w->found, (unsigned char)bits);
+    }
+    for (int j = 0; j < w->ne && w->at_e[j] < upto; j++)
+        if (domain_after(d, n, i + w->at_e[j]))
+            offsets_push(w->ats, i + w->at_e[j]);
+    w->nk = w->ne = 0;
+}
+
+static void walk_end(Walk *w, Py_ssize_t n) {
+    if (w->run >= DIGEST_LENGTH) {
+        offsets_push(w->runs, n - w->run);
+        offsets_push(w->runs, n);
+    }
+}
+
+/* The loop both walks run: span by span (whole steps in place, reading three bytes past each, and
+ * the last positions from a copy padded with zeros, as FOR_CANDIDATES walks), STEP(q, s) turning
+ * each step's bytes at q into walk_step's masks, and the span's candidates confirmed after it. */
+#define WALK(d, n, w, STEP)                                                                             \
+    do {                                                                                                \
+        unsigned char pad_[128];                                                                        \
+        Py_ssize_t i_ = 0;                                                                              \
+        while (i_ < (n)) {                                                                              \
+            const unsigned char *p_;                                                                    \
+            Py_ssize_t steps_, upto_, span_ = next_span((d), i_, (n), (n), pad_, &p_, &steps_, &upto_); \
+            for (Py_ssize_t s_ = 0; s_ < steps_; s_++)                                                  \
+                STEP(p_ + 64 * s_, s_, i_ + 64 * s_);                                                   \
+            walk_confirm((w), (d), (n), i_, upto_);                                                     \
+            i_ += span_;                                                                                \
+        }                                                                                               \
+        walk_end((w), (n));                                                                             \
+    } while (0)
+
+/* A 32-byte half of an AVX2 step: its bucket bytes, and its '@' and hex digits. */
+#define AVX2_HALF(q, m, me, hx)                                                                                             \
+    do {                                                                                                                    \
+        for (int j = 0; j < 4; j++) {                                                                                       \
+            __m256i v = _mm256_loadu_si256((const __m256i *)((q) + j));                                                     \
+            __m256i lo = _mm256_and_si256(v, nibble), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble);               \
+            m = _mm256_and_si256(m, _mm256_and_si256(_mm256_shuffle_epi8(tlo[j], lo), _mm256_shuffle_epi8(thi[j], hi)));    \
+            if (j == 0) {                                                                                                   \
+                __m256i digit = _mm256_sub_epi8(v, zero_char);                                                              \
+                __m256i letter = _mm256_sub_epi8(_mm256_or_si256(v, lower), a_char);                                        \
+                me = (unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, at_sign));                                        \
+                hx = (unsigned)_mm256_movemask_epi8(_mm256_or_si256(_mm256_cmpeq_epi8(_mm256_min_epu8(digit, nine), digit),  \
+                                                                    _mm256_cmpeq_epi8(_mm256_min_epu8(letter, five), letter))); \
+            }                                                                                                               \
+        }                                                                                                                   \
+    } while (0)
+
+/* The walk with AVX2's scan: a step is two halves of 32 bytes. */
+__attribute__((target("avx2"))) static void record_walk_avx2(const unsigned char *d, Py_ssize_t n, Needles *wc, Needles *wa, Offsets *found, Offsets *ats, Offsets *runs) {
+    Walk walk, *w = &walk;
+    walk_start(w, wc, wa, found, ats, runs);
+    __m256i tlo[4], thi[4];
     for (int j = 0; j < 4; j++) {
-        clo[j] = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)tc.lo[j]));
-        chi[j] = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)tc.hi[j]));
-        alo[j] = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)ta.lo[j]));
-        ahi[j] = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)ta.hi[j]));
+        tlo[j] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)w->t.lo[j]));
+        thi[j] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)w->t.hi[j]));
+    }
+    const __m256i nibble = _mm256_set1_epi8(0x0f), at_sign = _mm256_set1_epi8('@'), zero = _mm256_setzero_si256();
+    const __m256i zero_char = _mm256_set1_epi8('0'), nine = _mm256_set1_epi8(9), lower = _mm256_set1_epi8(0x20);
+    const __m256i a_char = _mm256_set1_epi8('a'), five = _mm256_set1_epi8(5);
+    unsigned char buckets[64];
+#define AVX2_STEP(q, s, at)                                                                                            \
+    do {                                                                                                               \
+        __m256i m0 = _mm256_set1_epi8(-1), m1 = m0;                                                                    \
+        unsigned long long e0, e1, h0, h1;                                                                             \
+        AVX2_HALF((q), m0, e0, h0);                                                                                    \
+        AVX2_HALF((q) + 32, m1, e1, h1);                                                                               \
+        unsigned long long k = ~((unsigned long long)(unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(m0, zero)) |    \
+                                 (unsigned long long)(unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(m1, zero)) << 32); \
+        if (k) {                                                                                                       \
+            _mm256_storeu_si256((__m256i *)buckets, m0);                                                               \
+            _mm256_storeu_si256((__m256i *)(buckets + 32), m1);                                                        \
+        }                                                                                                              \
+        walk_step(w, (s), (at), h0 | h1 << 32, k, buckets, e0 | e1 << 32);                                            \
+    } while (0)
+    WALK(d, n, w, AVX2_STEP);
+#undef AVX2_STEP
+}
+
+/* The walk with AVX-512's scan: one register holds the whole step. */
+__attribute__((target("avx512f,avx512bw"))) static void record_walk_avx512(const unsigned char *d, Py_ssize_t n, Needles *wc, Needles *wa, Offsets *found, Offsets *ats, Offsets *runs) {
+    Walk walk, *w = &walk;
+    walk_start(w, wc, wa, found, ats, runs);
+    __m512i tlo[4], thi[4];
+    for (int j = 0; j < 4; j++) {
+        tlo[j] = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)w->t.lo[j]));
+        thi[j] = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)w->t.hi[j]));
     }
     const __m512i nibble = _mm512_set1_epi8(0x0f), at_sign = _mm512_set1_epi8('@');
     const __m512i zero_char = _mm512_set1_epi8('0'), nine = _mm512_set1_epi8(9), lower = _mm512_set1_epi8(0x20);
     const __m512i a_char = _mm512_set1_epi8('a'), five = _mm512_set1_epi8(5);
-    /* The hex digits that run up to the walk's position: a run of DIGEST_LENGTH or more is
-     * pushed where it ends, as scan_hex_runs finds it. */
-    Py_ssize_t run = 0;
-    unsigned short at_c[SPAN], at_a[SPAN], at_e[SPAN];
-    unsigned char bits_c[SPAN], bits_a[SPAN], buckets[64], pad[128];
-    Py_ssize_t i = 0;
-    while (i < n) {
-        /* As FOR_CANDIDATES walks: whole steps in place, reading three bytes past each, and the
-         * last positions from a copy padded with zeros. */
-        const unsigned char *p;
-        Py_ssize_t steps, upto, span = next_span(d, i, n, n, pad, &p, &steps, &upto);
-        int nc = 0, na = 0, ne = 0;
-        for (Py_ssize_t s = 0; s < steps; s++) {
-            const unsigned char *q = p + 64 * s;
-            __m512i mc = _mm512_set1_epi8(-1), ma = mc;
-            __mmask64 me = 0, hex = 0;
-            for (int j = 0; j < 4; j++) {
-                __m512i v = _mm512_loadu_si512((const void *)(q + j));
-                __m512i lo = _mm512_and_si512(v, nibble), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
-                mc = _mm512_and_si512(mc, _mm512_and_si512(_mm512_shuffle_epi8(clo[j], lo), _mm512_shuffle_epi8(chi[j], hi)));
-                ma = _mm512_and_si512(ma, _mm512_and_si512(_mm512_shuffle_epi8(alo[j], lo), _mm512_shuffle_epi8(ahi[j], hi)));
-                if (j == 0) {
-                    me = _mm512_cmpeq_epi8_mask(v, at_sign);
-                    hex = _mm512_cmple_epu8_mask(_mm512_sub_epi8(v, zero_char), nine) |
-                          _mm512_cmple_epu8_mask(_mm512_sub_epi8(_mm512_or_si512(v, lower), a_char), five);
-                }
-            }
-            /* (A step that ends before 64 bytes is the padded last one: past its end come the
-             * padding's zeros, which are no hex digits and end any run there.) */
-            unsigned long long hx = (unsigned long long)hex;
-            if (hx == ~0ULL) {
-                run += 64;
-            } else {
-                Py_ssize_t at = i + 64 * s, lead = (Py_ssize_t)_tzcnt_u64(~hx);
-                if (run + lead >= DIGEST_LENGTH) {
-                    offsets_push(runs, at - run);
-                    offsets_push(runs, at + lead);
-                }
-                /* A run inside the step is shorter than a digest; the one it ends with goes on. */
-                run = (Py_ssize_t)_lzcnt_u64(~hx);
-            }
-            unsigned long long kc = _mm512_test_epi8_mask(mc, mc), ka = _mm512_test_epi8_mask(ma, ma);
-            if (kc) {
-                _mm512_storeu_si512((void *)buckets, mc);
-                nc = listed(kc, buckets, s, at_c, bits_c, nc);
-            }
-            if (ka) {
-                _mm512_storeu_si512((void *)buckets, ma);
-                na = listed(ka, buckets, s, at_a, bits_a, na);
-            }
-            for (unsigned long long ke = me; ke; ke &= ke - 1)
-                at_e[ne++] = (unsigned short)(64 * s + __builtin_ctzll(ke));
-        }
-        for (int j = 0; j < nc && at_c[j] < upto; j++)
-            count_which(d, n, i + at_c[j], wc, needles_in(bits_c[j], own), word, mask);
-        for (int j = 0; j < na && at_a[j] < upto; j++)
-            confirm_at(d, i + at_a[j], n, wa, found, bits_a[j]);
-        for (int j = 0; j < ne && at_e[j] < upto; j++)
-            if (domain_after(d, n, i + at_e[j]))
-                offsets_push(ats, i + at_e[j]);
-        i += span;
-    }
-    if (run >= DIGEST_LENGTH) {
-        offsets_push(runs, n - run);
-        offsets_push(runs, n);
-    }
+    unsigned char buckets[64];
+#define AVX512_STEP(q, s, at)                                                                                              \
+    do {                                                                                                                   \
+        __m512i m = _mm512_set1_epi8(-1);                                                                                  \
+        __mmask64 me = 0, hex = 0;                                                                                         \
+        for (int j = 0; j < 4; j++) {                                                                                      \
+            __m512i v = _mm512_loadu_si512((const void *)((q) + j));                                                       \
+            __m512i lo = _mm512_and_si512(v, nibble), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);              \
+            m = _mm512_and_si512(m, _mm512_and_si512(_mm512_shuffle_epi8(tlo[j], lo), _mm512_shuffle_epi8(thi[j], hi)));   \
+            if (j == 0) {                                                                                                  \
+                me = _mm512_cmpeq_epi8_mask(v, at_sign);                                                                   \
+                hex = _mm512_cmple_epu8_mask(_mm512_sub_epi8(v, zero_char), nine) |                                        \
+                      _mm512_cmple_epu8_mask(_mm512_sub_epi8(_mm512_or_si512(v, lower), a_char), five);                   \
+            }                                                                                                              \
+        }                                                                                                                  \
+        unsigned long long k = _mm512_test_epi8_mask(m, m);                                                                \
+        if (k)                                                                                                             \
+            _mm512_storeu_si512((void *)buckets, m);                                                                       \
+        walk_step(w, (s), (at), (unsigned long long)hex, k, buckets, (unsigned long long)me);                             \
+    } while (0)
+    WALK(d, n, w, AVX512_STEP);
+#undef AVX512_STEP
 }
 #endif
 
@@ -1119,7 +1231,7 @@ static PyObject *census(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 /* record_walk(data, counted, anchors, guards, counts): what census(data, 0, len, 0, counts),
  * count_starts(data, counted, 0, len), leftmost_starts(data, anchors, guards) and
  * email_ats(data) give, as a tuple of the four, in one call: everything verify searches a record
- * read whole for (with the AVX-512 scan, in one walk: see record_walk_avx512). */
+ * read whole for (with the AVX2 or AVX-512 scan, in one walk: see Walk). */
 static PyObject *record_walk(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     const char *usage = "record_walk(data, counted, anchors, guards: tuple of None or (before: bytes, after: bytes), counts: dict)";
@@ -1138,9 +1250,11 @@ static PyObject *record_walk(PyObject *self, PyObject *const *args, Py_ssize_t n
     Py_ssize_t n = view.len;
     Py_BEGIN_ALLOW_THREADS
 #ifdef KB_AVX2
-    if (candidates == candidates_avx512) {
+    if (candidates == candidates_avx512)
         record_walk_avx512(d, n, &wc, &wa, &found, &ats, &runs);
-    } else
+    else if (candidates == candidates_avx2)
+        record_walk_avx2(d, n, &wc, &wa, &found, &ats, &runs);
+    else
 #endif
     {
         scan_hex_runs(d, n, &runs, 0);
