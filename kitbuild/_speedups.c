@@ -968,11 +968,13 @@ typedef struct {
  * to half of the eight, and the anchors the rest (with none of either, the other gets all). */
 static void walk_start(Walk *w, Needles *wc, Needles *wa, Offsets *found, Offsets *ats, Offsets *runs) {
     w->wc = wc, w->wa = wa, w->found = found, w->ats = ats, w->runs = runs;
-    int words = wa->count == 0 ? 8 : wc->count == 0 ? 0 : wc->count < 4 ? wc->count : 4;
+    int words = wa->count == 0 ? 8 : wc->count < 4 ? wc->count : 4;
     memset(w->t.lo, 0, sizeof w->t.lo);
     memset(w->t.hi, 0, sizeof w->t.hi);
-    bucket_tables(wc, &w->t, 0, words > 0 ? words : 1);
-    bucket_tables(wa, &w->t, words, 8 - words > 0 ? 8 - words : 1);
+    if (words > 0) /* (none: wc has no needles; eight: wa has none) */
+        bucket_tables(wc, &w->t, 0, words);
+    if (words < 8)
+        bucket_tables(wa, &w->t, words, 8 - words);
     w->counted = (1u << words) - 1;
     needles_by_bucket(wc, w->own);
     needle_words(wc, w->word, w->mask);
