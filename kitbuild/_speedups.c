@@ -927,8 +927,8 @@ static PyObject *email_ats(PyObject *self, PyObject *const *args, Py_ssize_t nar
 
 #ifdef KB_AVX2
 /* record_walk's four searches in one walk over the data, where the candidate scan is AVX2's or
- * AVX-512's: each step of 64 bytes is loaded, and its nibbles split, once for both needle tables,
- * the '@' test and the hex digits; each search's candidates are confirmed span by span as the
+ * AVX-512's: each step of 64 bytes is loaded, and its nibbles split, once for the needles' table
+ * (below), the '@' test and the hex digits; each search's candidates are confirmed span by span as the
  * separate searches confirm them, and the hex runs are followed from step to step (a run of a
  * digest's length or more is found where it ends, as scan_hex_runs finds it). A record read whole
  * is then walked once by its searches. With AVX-512, on sixteen of workload B's records in turn,
