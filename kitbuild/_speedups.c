@@ -430,10 +430,89 @@ __attribute__((target("avx512f,avx512bw"))) static int candidates_avx512(const u
 static CandidatesFn candidates = candidates_sse2;
 
 #ifdef KB_AVX2
-/* w's needles into the ``count`` buckets from ``first`` on, added to t's nibble tables. */
-static void bucket_tables(Needles *w, Prefixes *t, int first, int count) {
-    /* Needles in order of their bytes, so that those sharing a bucket (beyond one needle
-     * a bucket) mostly share their first bytes and add few false candidates. */
+/* Which needles share a bucket decides how many false candidates a scan meets: a bucket's table
+ * takes, at each of the four positions, any byte whose low nibble is one of its needles' low
+ * nibbles and whose high nibble is one of their high ones, and any byte at all past its
+ * shortest needle's end. The leak anchors, split in order of their bytes as they once were,
+ * put "10." (any fourth byte) with "172.", "192.168." and ":/Users": that bucket took '1',
+ * then any of "079/ '", then any of ".2>U%^..." at one position in a few dozen of workload B's
+ * records, where hex digits and numbers abound, and those candidates cost a quarter of the
+ * record walk's time.
+ *
+ * So the needles are put where a model of that cost is least: a bucket's cost is the share of
+ * positions its table takes, the product over the four positions of the weight of the bytes it
+ * takes there, over all bytes' weight; the weights below say roughly how often a byte stands in
+ * a record (JSON of paths, names, numbers and digests; see init_weights). Starting from the split in order of
+ * bytes, a needle moves to another bucket, or two needles trade buckets, while that lowers the
+ * sum over the buckets. The result depends on the needles alone, and is kept (see assignments)
+ * for the next search with the same ones: a file's walk would otherwise pay for it again. */
+static double WEIGHT_TOTAL;
+/* TAKEN[h][half][lo]: the weight of the bytes with high nibble h and a low nibble in ``lo``,
+ * the low nibbles 0-7 (half 0) or 8-15 (half 1) as a byte of bits: a table's take at one
+ * position is then two look-ups for each of its high nibbles, not one for each byte. */
+static unsigned short TAKEN[16][2][256];
+
+static void init_weights(void) {
+    unsigned weight[256];
+    double total = 0;
+    for (int c = 0; c < 256; c++) {
+        weight[c] = c >= 0x80 ? 1 : c < 0x20 ? (c == '\n' || c == '\t' || c == '\r' ? 8 : 1) : 8;
+        if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z'))
+            weight[c] = 32;
+        else if (c != 0 && strchr("\",:/.-_ ", c) != NULL)
+            weight[c] = 24;
+        total += weight[c];
+    }
+    WEIGHT_TOTAL = total;
+    for (int h = 0; h < 16; h++)
+        for (int half = 0; half < 2; half++)
+            for (int bits = 0; bits < 256; bits++) {
+                unsigned sum = 0;
+                for (int l = 0; l < 8; l++)
+                    if (bits & (1 << l))
+                        sum += weight[h << 4 | (8 * half + l)];
+                TAKEN[h][half][bits] = (unsigned short)sum; /* at most 8 * 32 */
+            }
+}
+
+/* The nibbles a bucket's table takes at each position, a bit each (all: past a needle's end). */
+typedef struct {
+    unsigned short lo[4], hi[4];
+} Takes;
+
+static void takes_add(Takes *a, const unsigned char *bytes, Py_ssize_t len) {
+    for (int j = 0; j < 4; j++) {
+        a->lo[j] |= j < len ? (unsigned short)(1u << (bytes[j] & 15)) : 0xFFFF;
+        a->hi[j] |= j < len ? (unsigned short)(1u << (bytes[j] >> 4)) : 0xFFFF;
+    }
+}
+
+/* The model's share of positions where the bucket whose needles are ``of[k] == b`` takes a
+ * candidate (0 for a bucket without needles). */
+static double bucket_cost(const Needles *w, const unsigned char *of, int b) {
+    Takes a = {{0}, {0}};
+    for (int k = 0; k < w->count; k++)
+        if (of[k] == b)
+            takes_add(&a, w->bytes[k], w->lens[k]);
+    double cost = a.lo[0] ? 1.0 : 0.0;
+    for (int j = 0; j < 4 && cost > 0; j++) {
+        if (a.lo[j] == 0xFFFF && a.hi[j] == 0xFFFF)
+            continue; /* any byte */
+        unsigned sum = 0, lo = a.lo[j];
+        for (unsigned h = a.hi[j]; h; h &= h - 1)
+            sum += TAKEN[__builtin_ctz(h)][0][lo & 0xFF] + TAKEN[__builtin_ctz(h)][1][lo >> 8];
+        cost *= sum / WEIGHT_TOTAL;
+    }
+    return cost;
+}
+
+/* A move or a trade is taken only if it lowers the sum by more than this share of it: the model
+ * is rough, and a search that chased rounding would only take longer. */
+#define BUCKET_GAIN 1e-6
+
+/* For each needle of ``w``, its bucket among ``count`` (see the comment above init_weights). */
+static void assign_buckets(const Needles *w, int count, unsigned char *of) {
+    /* The split in order of bytes: needles sharing a bucket share their first bytes. */
     int order[MAX_NEEDLES];
     for (int k = 0; k < w->count; k++) {
         int at = k;
@@ -449,9 +528,102 @@ static void bucket_tables(Needles *w, Prefixes *t, int first, int count) {
         order[at] = k;
     }
     int per = (w->count + count - 1) / count;
-    for (int r = 0; r < w->count; r++) {
-        int k = order[r];
-        unsigned char bit = (unsigned char)(1u << (first + r / per));
+    for (int r = 0; r < w->count; r++)
+        of[order[r]] = (unsigned char)(r / per);
+    if (w->count <= count || count <= 1)
+        return; /* a bucket each, or one for all: nothing to choose */
+    double cost[8];
+    for (int b = 0; b < count; b++)
+        cost[b] = bucket_cost(w, of, b);
+    /* Each pass takes the best move or trade there is; every one lowers the sum, so the passes
+     * end (and at most 64 run, whatever the rounding). */
+    for (int pass = 0; pass < 64; pass++) {
+        double total = 0, best = 0;
+        for (int b = 0; b < count; b++)
+            total += cost[b];
+        int bk = -1, bb = -1, bt = -1;
+        for (int k = 0; k < w->count; k++) {
+            int from = of[k];
+            for (int b = 0; b < count; b++) {
+                if (b == from)
+                    continue;
+                of[k] = (unsigned char)b;
+                double gain = cost[from] + cost[b] - bucket_cost(w, of, from) - bucket_cost(w, of, b);
+                if (gain > best)
+                    best = gain, bk = k, bb = b, bt = -1;
+                for (int t = 0; t < w->count; t++) {
+                    if (of[t] != b || t == k)
+                        continue;
+                    of[t] = (unsigned char)from;
+                    gain = cost[from] + cost[b] - bucket_cost(w, of, from) - bucket_cost(w, of, b);
+                    if (gain > best)
+                        best = gain, bk = k, bb = b, bt = t;
+                    of[t] = (unsigned char)b;
+                }
+                of[k] = (unsigned char)from;
+            }
+        }
+        if (bk < 0 || best <= BUCKET_GAIN * total)
+            break;
+        int from = of[bk];
+        of[bk] = (unsigned char)bb;
+        if (bt >= 0)
+            of[bt] = (unsigned char)from;
+        cost[from] = bucket_cost(w, of, from);
+        cost[bb] = bucket_cost(w, of, bb);
+    }
+}
+
+/* The assignments made in this thread, looked up by their needles' first four bytes (all that
+ * the tables read), those needles' lengths up to four, and the count of buckets: every search
+ * of a set of needles runs with the same ones, once per file or per block, and making one takes
+ * tens of microseconds (a record walk over a file of 400 KiB, about 150). A plan of 1,000 box
+ * names counts them in 63 sets of 16, every file; so the keeping holds 256, four for each of
+ * 64 slots chosen by the key's hash, each slot's oldest replaced first. (Thread-local: the
+ * searches run without the GIL.) */
+#define ASSIGNMENT_SLOTS 64
+#define ASSIGNMENT_WAYS 4
+typedef struct {
+    int count, needles;
+    unsigned char lens[MAX_NEEDLES], bytes[MAX_NEEDLES][4];
+} AssignmentKey;
+typedef struct {
+    AssignmentKey key;
+    unsigned char of[MAX_NEEDLES];
+} Assignment;
+static _Thread_local Assignment assignments[ASSIGNMENT_SLOTS][ASSIGNMENT_WAYS];
+static _Thread_local unsigned char assignments_next[ASSIGNMENT_SLOTS];
+
+static void buckets_of(const Needles *w, int count, unsigned char *of) {
+    AssignmentKey key;
+    memset(&key, 0, sizeof key);
+    key.count = count, key.needles = w->count;
+    for (int k = 0; k < w->count; k++) {
+        key.lens[k] = (unsigned char)(w->lens[k] < 4 ? w->lens[k] : 4);
+        memcpy(key.bytes[k], w->bytes[k], key.lens[k]);
+    }
+    uint32_t hash = 2166136261u; /* FNV-1a over the key's bytes */
+    for (size_t i = 0; i < sizeof key; i++)
+        hash = (hash ^ ((const unsigned char *)&key)[i]) * 16777619u;
+    Assignment *slot = assignments[hash % ASSIGNMENT_SLOTS];
+    for (int i = 0; i < ASSIGNMENT_WAYS; i++)
+        if (slot[i].key.count != 0 && memcmp(&slot[i].key, &key, sizeof key) == 0) {
+            memcpy(of, slot[i].of, (size_t)w->count);
+            return;
+        }
+    assign_buckets(w, count, of);
+    unsigned char *next = &assignments_next[hash % ASSIGNMENT_SLOTS];
+    slot[*next].key = key; /* (count is 1 at least: a slot never filled has 0) */
+    memcpy(slot[*next].of, of, (size_t)w->count);
+    *next = (unsigned char)((*next + 1) % ASSIGNMENT_WAYS);
+}
+
+/* w's needles into the ``count`` buckets from ``first`` on, added to t's nibble tables. */
+static void bucket_tables(Needles *w, Prefixes *t, int first, int count) {
+    unsigned char of[MAX_NEEDLES];
+    buckets_of(w, count, of);
+    for (int k = 0; k < w->count; k++) {
+        unsigned char bit = (unsigned char)(1u << (first + of[k]));
         w->bucket[k] = bit;
         for (int j = 0; j < 4; j++)
             for (int x = 0; x < 16; x++) {
@@ -574,28 +746,52 @@ static void needle_words(Needles *w, unsigned long long *word, unsigned long lon
     }
 }
 
+/* Whether needle k stands whole at d[i] and ends by ``stop``: its first 8 bytes compared as one
+ * word (``v``, the 8 bytes at d[i], when ``whole``: the data holds them before ``stop``). */
+static inline int stands_at(const unsigned char *d, Py_ssize_t i, Py_ssize_t stop, const Needles *w, int k, unsigned long long v, int whole,
+                            const unsigned long long *word, const unsigned long long *mask) {
+    Py_ssize_t len = w->lens[k];
+    if (len > stop - i)
+        return 0;
+    if (!whole)
+        return memcmp(d + i, w->bytes[k], (size_t)len) == 0;
+    return (v & mask[k]) == word[k] && (len <= 8 || memcmp(d + i + 8, w->bytes[k] + 8, (size_t)(len - 8)) == 0);
+}
+
 /* count_one for the needles in ``which`` (a bit each), compared a word at a time where the data
  * holds 8 bytes at i. On workload B's records a candidate stands every 80 bytes or so, nearly
  * every one a whole word the rules wrote: the test of every needle's bucket at each, and a call
  * to memcmp for each, were most of what a count cost there. */
 static inline void count_which(const unsigned char *d, Py_ssize_t n, Py_ssize_t i, Needles *w, unsigned which,
                                const unsigned long long *word, const unsigned long long *mask) {
+    unsigned long long v = 0;
+    int whole = n - i >= 8;
+    if (whole)
+        memcpy(&v, d + i, 8);
     for (; which; which &= which - 1) {
         int k = __builtin_ctz(which);
-        Py_ssize_t len = w->lens[k];
-        if (i < w->next[k] || len > n - i)
-            continue;
-        int same;
-        if (n - i >= 8) {
-            unsigned long long v;
-            memcpy(&v, d + i, 8);
-            same = (v & mask[k]) == word[k] && (len <= 8 || memcmp(d + i + 8, w->bytes[k] + 8, (size_t)(len - 8)) == 0);
-        } else {
-            same = memcmp(d + i, w->bytes[k], (size_t)len) == 0;
-        }
-        if (same) {
+        if (i >= w->next[k] && stands_at(d, i, n, w, k, v, whole, word, mask)) {
             w->found[k]++;
-            w->next[k] = i + len;
+            w->next[k] = i + w->lens[k];
+        }
+    }
+}
+
+/* The needles in ``which`` (a bit each) that stand at d[p] and end by ``stop``, pushed in index
+ * order. Only the needles of a candidate's buckets are tried, a word at a time: trying each of
+ * the leak anchors in turn, with a call to memcmp for those whose first byte matched, cost the
+ * record walk 40 to 100 ns a candidate. */
+static inline void confirm_which(const unsigned char *d, Py_ssize_t p, Py_ssize_t stop, const Needles *w, unsigned which,
+                                 const unsigned long long *word, const unsigned long long *mask, Offsets *out) {
+    unsigned long long v = 0;
+    int whole = stop - p >= 8;
+    if (whole)
+        memcpy(&v, d + p, 8);
+    for (; which; which &= which - 1) {
+        int k = __builtin_ctz(which);
+        if (stands_at(d, p, stop, w, k, v, whole, word, mask)) {
+            offsets_push(out, p);
+            offsets_push(out, k);
         }
     }
 }
@@ -725,6 +921,7 @@ static PyObject *count_starts(PyObject *self, PyObject *const *args, Py_ssize_t 
  * takes 24. In random bytes a pair stands at one position in thousands; only those are
  * compared whole. */
 
+#ifndef KB_SSE2
 /* The needles that stand at d[p] and end by ``stop``, pushed in index order. */
 static inline void confirm_at(const unsigned char *d, Py_ssize_t p, Py_ssize_t stop, const Needles *w, Offsets *out, unsigned char bits) {
     for (int k = 0; k < w->count; k++) {
@@ -735,7 +932,7 @@ static inline void confirm_at(const unsigned char *d, Py_ssize_t p, Py_ssize_t s
         }
     }
 }
-
+#endif
 
 /* With ``first`` set, the search stops once it has found something (a test for any at all). */
 static void find_needles(const unsigned char *d, Py_ssize_t start, Py_ssize_t stop, Needles *w, Offsets *out, int first) {
@@ -744,8 +941,12 @@ static void find_needles(const unsigned char *d, Py_ssize_t start, Py_ssize_t st
     CandidatesFn use = candidates;
     Prefixes t;
     prefixes_of(w, &t, use);
+    unsigned short own[8];
+    unsigned long long word[MAX_NEEDLES], mask[MAX_NEEDLES];
+    needles_by_bucket(w, own);
+    needle_words(w, word, mask);
     /* Every load stays inside data[start:stop). */
-#define CONFIRM_AT(p, bits) confirm_at(d, (p), stop, w, out, (bits))
+#define CONFIRM_AT(p, bits) confirm_which(d, (p), stop, w, needles_in((bits), own), word, mask, out)
     FOR_CANDIDATES(d, i, stop, stop, use, &t, CONFIRM_AT, first && out->len);
 #undef CONFIRM_AT
 #else
@@ -954,8 +1155,8 @@ typedef struct {
     Offsets *found, *ats, *runs;
     Prefixes t;
     unsigned counted; /* the bucket bits of wc's needles; wa's are the others */
-    unsigned short own[8];
-    unsigned long long word[MAX_NEEDLES], mask[MAX_NEEDLES];
+    unsigned short own[8], own_a[8];
+    unsigned long long word[MAX_NEEDLES], mask[MAX_NEEDLES], word_a[MAX_NEEDLES], mask_a[MAX_NEEDLES];
     /* The hex digits that run up to the walk's position: a run of DIGEST_LENGTH or more is
      * pushed where it ends, as scan_hex_runs finds it. */
     Py_ssize_t run;
@@ -978,6 +1179,8 @@ static void walk_start(Walk *w, Needles *wc, Needles *wa, Offsets *found, Offset
     w->counted = (1u << words) - 1;
     needles_by_bucket(wc, w->own);
     needle_words(wc, w->word, w->mask);
+    needles_by_bucket(wa, w->own_a);
+    needle_words(wa, w->word_a, w->mask_a);
     w->run = 0;
     w->nk = w->ne = 0;
 }
@@ -1013,7 +1216,7 @@ static inline void walk_confirm(Walk *w, const unsigned char *d, Py_ssize_t n, P
         if (bits & w->counted)
             count_which(d, n, i + w->at_k[j], w->wc, needles_in(bits & w->counted, w->own), w->word, w->mask);
         if (bits & ~w->counted)
-            confirm_at(d, i + w->at_k[j], n, w->wa, w->found, (unsigned char)bits);
+            confirm_which(d, i + w->at_k[j], n, w->wa, needles_in(bits & ~w->counted, w->own_a), w->word_a, w->mask_a, w->found);
     }
     for (int j = 0; j < w->ne && w->at_e[j] < upto; j++)
         if (domain_after(d, n, i + w->at_e[j]))
@@ -1755,6 +1958,35 @@ static PyObject *refill(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
  * compares, "bytes"; given one of those names, that scan is used from then on, if this processor
  * runs it.
  * Tests use it to check each scan against the twins on a machine that would pick only one. */
+/* buckets(needles, count) -> list: the bucket (0 to count - 1) that the vector scans put each
+ * needle in when they have ``count`` of them (see assign_buckets); for the tests and for a look
+ * at a set of needles. None where the vector scans are not built. */
+static PyObject *buckets(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    Needles w = {0};
+    int count;
+    if (nargs != 2 || !PyLong_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "buckets(needles: tuple of bytes, count: int)");
+        return NULL;
+    }
+    if (needles_of(args[0], &w) < 0 || ((count = PyLong_AsLong(args[1])) == -1 && PyErr_Occurred()))
+        return NULL;
+    if (count < 1 || count > 8) {
+        PyErr_SetString(PyExc_ValueError, "buckets: count must be 1 to 8");
+        return NULL;
+    }
+#ifdef KB_AVX2
+    unsigned char of[MAX_NEEDLES];
+    buckets_of(&w, count, of);
+    PyObject *out = PyList_New(w.count);
+    for (int k = 0; out != NULL && k < w.count; k++)
+        PyList_SET_ITEM(out, k, PyLong_FromLong(of[k]));
+    return out;
+#else
+    Py_RETURN_NONE;
+#endif
+}
+
 static PyObject *kernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     if (nargs > 1 || (nargs == 1 && !PyUnicode_Check(args[0]))) {
@@ -1793,6 +2025,7 @@ static PyObject *kernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 }
 
 static PyMethodDef methods[] = {
+    {"buckets", (PyCFunction)(void (*)(void))buckets, METH_FASTCALL, "The vector scans' bucket for each needle, given the count of buckets."},
     {"hex_runs", hex_runs, METH_O, "(start, end) of every run of at least 64 hex digits, in order."},
     {"count_starts", (PyCFunction)(void (*)(void))count_starts, METH_FASTCALL,
      "For each needle, its non-overlapping occurrences that start in data[start:stop]."},
@@ -1827,6 +2060,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "kitbuild._speedups",
 PyMODINIT_FUNC PyInit__speedups(void) {
     init_tables();
 #ifdef KB_AVX2
+    init_weights();
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512bw"))
         candidates = candidates_avx512;

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import threading
 from pathlib import Path
 
 import hypothesis.strategies as st
@@ -479,6 +480,77 @@ def test_record_walk_on_a_long_buffer():
     for name in KERNELS:
         with kernel(name):
             assert _walked(_speedups.record_walk, data, counted, GATE_ANCHORS, guards) == want, name
+
+
+needs_buckets = pytest.mark.skipif(_speedups is None or _speedups.buckets((b"a",), 1) is None, reason="the vector scans are not built here")
+
+
+def _shared(needles, buckets):
+    """The needles grouped by the bucket each was put in, each group in needle order."""
+    return sorted(tuple(n for n, b in zip(needles, buckets) if b == k) for k in set(buckets))
+
+
+# Every leak shape's anchors but the '@' (which the walk finds apart): what a record walk takes.
+LEAK_ANCHORS = tuple(anchor for anchors in SHAPE_ANCHORS.values() for anchor, _ in anchors if anchor != b"@")
+
+
+@needs_buckets
+def test_a_short_anchor_keeps_away_from_the_paths():
+    """'10.' takes any fourth byte: in a bucket with ':/Users', as the split in order of bytes
+    put it, the bucket took '1', one of "079/ '" and one of ".2>U%^..." wherever hex digits and
+    numbers stand. The leak anchors in the four buckets a record walk leaves them, and in eight:
+    '10.' shares its bucket with the other addresses at most."""
+    for count in (4, 8):
+        groups = _shared(LEAK_ANCHORS, _speedups.buckets(LEAK_ANCHORS, count))
+        assert len(groups) == count, groups
+        ten = next(g for g in groups if b"10." in g)
+        assert set(ten) <= {b"10.", b"172.", b"192.168."}, (count, groups)
+
+
+@needs_buckets
+def test_buckets_share_nothing_when_there_are_enough_and_hold_every_needle():
+    """A bucket each while there are buckets enough; all in the one when there is one; every
+    needle somewhere in range."""
+    words = (b"withheld-2026-09-29", b"earlier-run", b"records", b"desktop")
+    assert sorted(_speedups.buckets(words, 4)) == [0, 1, 2, 3]
+    assert sorted(_speedups.buckets(words, 8)) == [0, 1, 2, 3]
+    assert _speedups.buckets(LEAK_ANCHORS, 1) == [0] * len(LEAK_ANCHORS)
+    assert _speedups.buckets((), 4) == []
+    many = tuple(b"n%02d" % i for i in range(MAX_NEEDLES))
+    for count in range(1, 9):
+        got = _speedups.buckets(many, count)
+        assert len(got) == MAX_NEEDLES and all(0 <= b < count for b in got)
+    for count in (0, 9):
+        with pytest.raises(ValueError):
+            _speedups.buckets(words, count)
+
+
+def _afresh(needles, count):
+    """buckets() in a thread of its own, whose kept assignments are none yet."""
+    out = []
+    thread = threading.Thread(target=lambda: out.append(_speedups.buckets(needles, count)))
+    thread.start()
+    thread.join()
+    return out[0]
+
+
+@needs_buckets
+def test_buckets_kept_for_the_same_needles_are_the_ones_made_afresh():
+    """The assignments a thread keeps are looked up by the needles' first four bytes, their
+    lengths up to four and the count of buckets: sets that differ only past the fourth byte, or
+    only in a needle's length (b"10." against b"10.\\0", which assign apart), or only in the
+    count, each get what a thread that kept nothing gets, however many sets came between."""
+    short = (b"10.", b"172.", b"/mnt/", b"/hom", b"1x")
+    padded = (b"10.\0", b"172.", b"/mnt/", b"/hom", b"1x\0\0")
+    assert _afresh(short, 2) != _afresh(padded, 2)  # (else the pair below would test nothing)
+    rng = random.Random(5)
+    sets = [LEAK_ANCHORS, LEAK_ANCHORS[::-1], tuple(a + b"zz" for a in LEAK_ANCHORS), LEAK_ANCHORS[:9], short, padded]
+    # More sets than the thread keeps (256), so that the first are pushed out and made again.
+    sets += [tuple(bytes(rng.choices(b"ab01/.", k=rng.randint(1, 6))) for _ in range(rng.randint(5, MAX_NEEDLES))) for _ in range(150)]
+    want = {(k, count): _afresh(needles, count) for k, needles in enumerate(sets) for count in (2, 3)}
+    for round_no in range(3):
+        for (k, count), fresh in sorted(want.items(), key=lambda item: (item[0][1] * 7 + item[0][0] * (round_no + 1)) % 11):
+            assert _speedups.buckets(sets[k], count) == fresh, (round_no, k, count)
 
 
 @pytest.mark.parametrize("impl", [py_record_walk, pytest.param(getattr(_speedups, "record_walk", None), marks=needs_c, id="c")])
