@@ -747,6 +747,15 @@ static void needle_words(Needles *w, unsigned long long *word, unsigned long lon
     }
 }
 
+/* The 8 bytes at d[i] as a word, in ``v``, if the data holds them before ``stop`` (whether it
+ * does: stands_at's ``whole``). */
+static inline int word_at(const unsigned char *d, Py_ssize_t i, Py_ssize_t stop, unsigned long long *v) {
+    if (stop - i < 8)
+        return 0;
+    memcpy(v, d + i, 8);
+    return 1;
+}
+
 /* Whether needle k stands whole at d[i] and ends by ``stop``: its first 8 bytes compared as one
  * word (``v``, the 8 bytes at d[i], when ``whole``: the data holds them before ``stop``). */
 static inline int stands_at(const unsigned char *d, Py_ssize_t i, Py_ssize_t stop, const Needles *w, int k, unsigned long long v, int whole,
@@ -766,9 +775,7 @@ static inline int stands_at(const unsigned char *d, Py_ssize_t i, Py_ssize_t sto
 static inline void count_which(const unsigned char *d, Py_ssize_t n, Py_ssize_t i, Needles *w, unsigned which,
                                const unsigned long long *word, const unsigned long long *mask) {
     unsigned long long v = 0;
-    int whole = n - i >= 8;
-    if (whole)
-        memcpy(&v, d + i, 8);
+    int whole = word_at(d, i, n, &v);
     for (; which; which &= which - 1) {
         int k = __builtin_ctz(which);
         if (i >= w->next[k] && stands_at(d, i, n, w, k, v, whole, word, mask)) {
@@ -785,9 +792,7 @@ static inline void count_which(const unsigned char *d, Py_ssize_t n, Py_ssize_t 
 static inline void confirm_which(const unsigned char *d, Py_ssize_t p, Py_ssize_t stop, const Needles *w, unsigned which,
                                  const unsigned long long *word, const unsigned long long *mask, Offsets *out) {
     unsigned long long v = 0;
-    int whole = stop - p >= 8;
-    if (whole)
-        memcpy(&v, d + p, 8);
+    int whole = word_at(d, p, stop, &v);
     for (; which; which &= which - 1) {
         int k = __builtin_ctz(which);
         if (stands_at(d, p, stop, w, k, v, whole, word, mask)) {
