@@ -29,7 +29,11 @@ def compile_speedups(root: Path, into: Path, name: str = "_speedups") -> Path:
     from setuptools import Distribution, Extension
     from setuptools.command.build_ext import build_ext
 
-    flags = [] if sys.platform == "win32" else ["-O3"]
+    # -fno-wrapv: Python's own flags, which setuptools passes on, ask for signed overflow to wrap
+    # (-fwrapv), and then the compiler must keep loops' signed counters exact; this code never
+    # overflows one, and without the promise the record walk ran 9 % faster on workload B's
+    # records (274 against 300 ms/GB, the fastest of 20 rounds, file by file).
+    flags = [] if sys.platform == "win32" else ["-O3", "-fno-wrapv"]
     ext = Extension(f"kitbuild.{name}", [f"kitbuild/{name}.c"], extra_compile_args=flags)
     cmd = build_ext(Distribution({"name": "kitbuild-speedups", "ext_modules": [ext]}))
     cmd.build_lib = str(into)

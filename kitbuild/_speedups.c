@@ -453,12 +453,21 @@ static double WEIGHT_TOTAL;
  * position is then two look-ups for each of its high nibbles, not one for each byte. */
 static unsigned short TAKEN[16][2][256];
 
+/* A byte's weight: how often it stands in a record, roughly. Digits weigh most and the hex
+ * letters next, as records print digests, numbers and times: with every letter and digit alike,
+ * the model kept "10." with "172." and "192.168.", a bucket that then took "102", "172", "192"
+ * and the like in the hex of B's records (246 positions a record), and the walk took 320 ms/GB
+ * against 274 with "10." in a bucket alone (the fastest of 20 rounds, file by file). */
 static void init_weights(void) {
     unsigned weight[256];
     double total = 0;
     for (int c = 0; c < 256; c++) {
         weight[c] = c >= 0x80 ? 1 : c < 0x20 ? (c == '\n' || c == '\t' || c == '\r' ? 8 : 1) : 8;
-        if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z'))
+        if (c >= '0' && c <= '9')
+            weight[c] = 96;
+        else if (c >= 'a' && c <= 'f')
+            weight[c] = 48;
+        else if (c >= 'a' && c <= 'z')
             weight[c] = 32;
         else if (c != 0 && strchr("\",:/.-_ ", c) != NULL)
             weight[c] = 24;
@@ -472,7 +481,7 @@ static void init_weights(void) {
                 for (int l = 0; l < 8; l++)
                     if (bits & (1 << l))
                         sum += weight[h << 4 | (8 * half + l)];
-                TAKEN[h][half][bits] = (unsigned short)sum; /* at most 8 * 32 */
+                TAKEN[h][half][bits] = (unsigned short)sum; /* at most 8 * 96 */
             }
 }
 
