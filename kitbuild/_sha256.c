@@ -74,9 +74,9 @@ static const uint32_t H0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0
  * ``L`` is a constant at each call, so the loops over lanes unroll into straight code. */
 __attribute__((target("sha,sse4.1,ssse3"), always_inline)) static inline void lanes(const int L, uint32_t *h[], const uint8_t *p[], uint8_t *copy[], size_t n) {
     const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL); /* big-endian words */
-    __m128i abef[2], cdgh[2], abef0[2], cdgh0[2], w0[2], w1[2], w2[2], w3[2], m[2];
-    const uint8_t *q[2];
-    uint8_t *c[2];
+    __m128i abef[3], cdgh[3], abef0[3], cdgh0[3], w0[3], w1[3], w2[3], w3[3], m[3];
+    const uint8_t *q[3];
+    uint8_t *c[3];
     for (int l = 0; l < L; l++) {
         __m128i t = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&h[l][0]), 0xB1); /* B A D C */
         cdgh[l] = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&h[l][4]), 0x1B);   /* H G F E */
@@ -155,6 +155,15 @@ __attribute__((target("sha,sse4.1,ssse3"))) static void blocks(uint32_t h[8], co
 /* ``n`` blocks of each of two streams, interleaved (see lanes). */
 __attribute__((target("sha,sse4.1,ssse3"))) static void blocks2(uint32_t *h[2], const uint8_t *p[2], uint8_t *copy[2], size_t n) {
     lanes(2, h, p, copy, n);
+}
+
+/* ``n`` blocks of each of three streams, interleaved (see lanes). Two keep sha256rnds2 busy most
+ * of the time, three all of it: on an AMD EPYC (Zen 3), 3.29 GB/s on one core for three buffers
+ * in the cache against 2.98 for two (1.61 for one). Four ran slower than three (3.05): their
+ * state and message words no longer fit the sixteen vector registers. */
+__attribute__((target("sha,sse4.1,ssse3"))) static void blocks3(uint32_t *h[3], const uint8_t *p[3], size_t n) {
+    uint8_t *copy[3] = {NULL, NULL, NULL};
+    lanes(3, h, p, copy, n);
 }
 
 static int cpu_has_sha(void) {
@@ -535,6 +544,70 @@ static PyObject *digest_pair(PyObject *module, PyObject *const *args, Py_ssize_t
 #endif
 }
 
+/* digest_three(a, b, c) -> their three hex digests: the whole blocks all three have hashed side by
+ * side (blocks3), then the two longer ones' further blocks in pairs (feed2), the rest one by one.
+ * Where the processor has the SHA extensions but not AVX-512, files read whole are hashed three
+ * at a time this way (kitbuild/mapped.py). */
+static PyObject *digest_three(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "digest_three(a, b, c)");
+        return NULL;
+    }
+#ifdef KB_SHA
+    if (!accelerated()) {
+        PyErr_SetString(PyExc_RuntimeError, "this CPU has no SHA extensions: use hashlib");
+        return NULL;
+    }
+    Py_buffer v[3];
+    int got = 0;
+    for (; got < 3; got++)
+        if (PyObject_GetBuffer(args[got], &v[got], PyBUF_SIMPLE) < 0)
+            break;
+    PyObject *out = NULL;
+    if (got == 3) {
+        Sha256 s[3];
+        const uint8_t *p[3];
+        size_t left[3];
+        for (int k = 0; k < 3; k++) {
+            memset(&s[k], 0, sizeof s[k]);
+            memcpy(s[k].h, H0, sizeof s[k].h);
+            p[k] = v[k].buf;
+            left[k] = (size_t)v[k].len;
+        }
+        Py_BEGIN_ALLOW_THREADS
+        size_t least = left[0] < left[1] ? left[0] : left[1];
+        least = (least < left[2] ? least : left[2]) / 64 * 64;
+        uint32_t *h[3] = {s[0].h, s[1].h, s[2].h};
+        blocks3(h, p, least / 64);
+        for (int k = 0; k < 3; k++) {
+            s[k].length += least;
+            p[k] += least;
+            left[k] -= least;
+        }
+        /* The one with least left (less than a block now) alone, the other two as a pair. */
+        int a = left[0] <= left[1] && left[0] <= left[2] ? 0 : left[1] <= left[2] ? 1 : 2;
+        int b = a == 0 ? 1 : 0, c = a == 2 ? 1 : 2;
+        feed(&s[a], p[a], left[a], NULL);
+        feed2(&s[b], p[b], left[b], NULL, &s[c], p[c], left[c], NULL);
+        Py_END_ALLOW_THREADS
+        PyObject *hex[3] = {NULL, NULL, NULL};
+        for (int k = 0; k < 3 && (k == 0 || hex[k - 1] != NULL); k++)
+            hex[k] = hex_of(&s[k]);
+        if (hex[2] != NULL)
+            out = PyTuple_Pack(3, hex[0], hex[1], hex[2]);
+        for (int k = 0; k < 3; k++)
+            Py_XDECREF(hex[k]);
+    }
+    for (int k = 0; k < got; k++)
+        PyBuffer_Release(&v[k]);
+    return out;
+#else
+    PyErr_SetString(PyExc_RuntimeError, "no SHA extensions");
+    return NULL;
+#endif
+}
+
 #ifdef KB_SHA
 /* Sixteen buffers hashed at once, a 32-bit word of each in every AVX-512 register: SHA-256's
  * rounds in plain vector arithmetic (rotates, three-way logic, adds), for sixteen messages in
@@ -863,6 +936,7 @@ fail:
 static PyMethodDef module_methods[] = {
     {"update_pair", (PyCFunction)(void (*)(void))update_pair, METH_FASTCALL,
      "Two Sha256.update_into calls in one, their blocks hashed side by side."},
+    {"digest_three", (PyCFunction)(void (*)(void))digest_three, METH_FASTCALL, "Three buffers' hex SHA-256, hashed side by side."},
     {"digest_pair", (PyCFunction)(void (*)(void))digest_pair, METH_FASTCALL,
      "The hex SHA-256 of two buffers, hashed side by side."},
 #ifdef KB_SHA

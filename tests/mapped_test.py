@@ -506,7 +506,27 @@ def test_digest_pair_gives_hashlibs_digest_of_each(a: bytes, b: bytes) -> None:
 
 
 @needs_sha
-def test_files_read_whole_are_hashed_in_pairs_and_scanned_as_one_by_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.binary(max_size=700), st.sampled_from([0, 1, 55, 56, 63, 64, 65, 127, 128, 129, 2000]).map(lambda n: os.urandom(n))), min_size=3, max_size=3))
+def test_digest_three_gives_hashlibs_digest_of_each(datas: list[bytes]) -> None:
+    """Three buffers of any lengths, the shortest in any place: the blocks all three have, then
+    the pair that outlasts the third, then what is left of the longest one."""
+    a, b, c = datas
+    want = tuple(hashlib.sha256(d).hexdigest() for d in datas)
+    assert mapped.digest_three(a, b, c) == want
+    assert mapped.digest_three(bytearray(a), memoryview(b), c) == want
+
+
+@needs_sha
+@pytest.mark.parametrize("count", range(0, 8))
+def test_digest_batch_gives_hashlibs_digest_of_each(count: int) -> None:
+    """Threes, then a pair or one: each buffer's own digest, in order."""
+    datas = [os.urandom(k * 97) for k in range(count)]
+    assert mapped.digest_batch(datas) == [hashlib.sha256(d).hexdigest() for d in datas]
+
+
+@needs_sha
+def test_files_read_whole_are_hashed_together_and_scanned_as_one_by_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     files = {
         "r/a.txt": b"quiet\n" * 100,
         "r/b.txt": b"the desktop ran it\n",
@@ -519,16 +539,22 @@ def test_files_read_whole_are_hashed_in_pairs_and_scanned_as_one_by_one(tmp_path
         (tmp_path / path).write_bytes(data)
     paths = sorted(files)
     plan = ScanPlan(records=frozenset(paths), paths=frozenset(paths), words=(("desktop",),))
-    pairs: list[tuple[int, int]] = []
-    digest_pair = mapped.digest_pair
+    together: list[tuple[int, ...]] = []
+    digest_pair, digest_three = mapped.digest_pair, mapped.digest_three
 
-    def counted(a: bytes, b: bytes) -> tuple[str, str]:
-        pairs.append((len(a), len(b)))
+    def counted_pair(a: bytes, b: bytes) -> tuple[str, str]:
+        together.append((len(a), len(b)))
         return digest_pair(a, b)
 
-    monkeypatch.setattr(mapped, "digest_pair", counted)
+    def counted_three(a: bytes, b: bytes, c: bytes) -> tuple[str, str, str]:
+        together.append((len(a), len(b), len(c)))
+        return digest_three(a, b, c)
+
+    monkeypatch.setattr(mapped, "digest_pair", counted_pair)
+    monkeypatch.setattr(mapped, "digest_three", counted_three)
     paired = filescan._scan_run(FolderKit(tmp_path), paths, plan, None, filescan._scan_one)
-    assert pairs == [(600, 19), (70_000, 17)]  # the fifth waits alone, and is hashed alone
+    # Three, then the last two as a pair (where sixteen go at once, five are too few for that).
+    assert together == [(600, 19, 70_000), (17, 0)]
     monkeypatch.setattr(mapped, "ACCELERATED", False)
     alone = filescan._scan_run(FolderKit(tmp_path), paths, plan, None, filescan._scan_one)
     assert paired == alone
