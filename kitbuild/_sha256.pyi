@@ -5,6 +5,7 @@ from _typeshed import ReadableBuffer as Buffer
 
 ACCELERATED: int
 MANY: int  # 16 where digest_many runs (the SHA extensions and AVX-512BW), else 0
+SIDE_BY_SIDE: int  # 2 or 3: how many streams hash fastest side by side here (0 without the SHA extensions)
 
 class Sha256:
     def __init__(self) -> None: ...

@@ -773,9 +773,10 @@ def _scan_run(kit: KitFS, paths: Sequence[str], plan: ScanPlan, tick: Callable[[
     until one ends, when the other waits in its turn. Two files are open at most. Files read in
     one piece wait, read, until :data:`mapped.BATCH` of them are, and are hashed together
     (``mapped.digest_batch``): sixteen at once in vector registers where the processor has
-    AVX-512BW, three at a time on the SHA extensions otherwise. On workload B's records of 400
-    KiB, a pair hashes in 0.56 times what hashlib takes for its two files one by one, and
-    sixteen at once in about two thirds of what eight pairs take.
+    AVX-512BW, two or three at a time on the SHA extensions otherwise, whichever the processor
+    hashes faster (:data:`mapped.SIDE_BY_SIDE`). On workload B's records of 400 KiB, a pair
+    hashes in 0.56 times what hashlib takes for its two files one by one, and sixteen at once in
+    about two thirds of what eight pairs take.
     """
     out: list[_T | FileScan | None] = [None] * len(paths)
     waiting: _Mapped | None = None

@@ -92,30 +92,32 @@ def hash_files(dir_fd: int, names: list[str], limit: int, test: Callable[[Any, A
 
 
 # How many files read whole a worker hashes at once: sixteen where the compiled hash can take
-# them side by side in vector registers (``digest_many``), else three on the SHA extensions
-# (``digest_three``: 3.29 GB/s on one core of an AMD EPYC against 2.98 for two at a time).
-BATCH = 16 if ACCELERATED and getattr(_sha256, "MANY", 0) == 16 else 3
-# Fewer buffers than this go three at a time: digest_many would finish them on the SHA
+# them side by side in vector registers (``digest_many``), else two or three on the SHA
+# extensions, whichever this processor hashes faster (timed when the module loads: three on an
+# AMD EPYC of Zen 3, 3.29 GB/s on one core against 2.98 for two; two on one of Zen 2, 2.86
+# against 2.39).
+SIDE_BY_SIDE = _sha256.SIDE_BY_SIDE if ACCELERATED else 2
+BATCH = 16 if ACCELERATED and getattr(_sha256, "MANY", 0) == 16 else SIDE_BY_SIDE
+# Fewer buffers than this go two or three at a time: digest_many would finish them on the SHA
 # extensions anyway (its MANY_FROM), after setting up sixteen lanes for nothing.
 _MANY_FROM = 8
 
 
 def digest_batch(datas: list[bytes]) -> list[str]:
     """The hex SHA-256 of each of up to :data:`BATCH` buffers (only where ``ACCELERATED``): all
-    at once where there are eight or more and ``digest_many`` runs, otherwise three at a time,
-    then a pair or one for what is left."""
+    at once where there are eight or more and ``digest_many`` runs, otherwise
+    :data:`SIDE_BY_SIDE` at a time, then a pair or one for what is left."""
     if BATCH == 16 and len(datas) >= _MANY_FROM:
         return _sha256.digest_many(tuple(datas))
     out: list[str] = []
-    whole = len(datas) - len(datas) % 3
+    whole = len(datas) - len(datas) % 3 if SIDE_BY_SIDE == 3 else 0
     for k in range(0, whole, 3):
         out.extend(digest_three(datas[k], datas[k + 1], datas[k + 2]))
-    rest = datas[whole:]
-    if len(rest) == 2:
-        out.extend(digest_pair(rest[0], rest[1]))
-    elif rest:
+    for k in range(whole, len(datas) - 1, 2):
+        out.extend(digest_pair(datas[k], datas[k + 1]))
+    if (len(datas) - whole) % 2:
         last = sha256()
-        last.update(rest[0])
+        last.update(datas[-1])
         out.append(last.hexdigest())
     return out
 

@@ -518,15 +518,25 @@ def test_digest_three_gives_hashlibs_digest_of_each(datas: list[bytes]) -> None:
 
 
 @needs_sha
+@pytest.mark.parametrize("side", [2, 3])
 @pytest.mark.parametrize("count", range(0, 8))
-def test_digest_batch_gives_hashlibs_digest_of_each(count: int) -> None:
-    """Threes, then a pair or one: each buffer's own digest, in order."""
+def test_digest_batch_gives_hashlibs_digest_of_each(count: int, side: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Threes (or pairs, where those hash faster), then a pair or one: each buffer's own digest,
+    in order."""
+    monkeypatch.setattr(mapped, "SIDE_BY_SIDE", side)
     datas = [os.urandom(k * 97) for k in range(count)]
     assert mapped.digest_batch(datas) == [hashlib.sha256(d).hexdigest() for d in datas]
 
 
 @needs_sha
-def test_files_read_whole_are_hashed_together_and_scanned_as_one_by_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_processor_chose_two_or_three_streams_side_by_side() -> None:
+    assert mapped.SIDE_BY_SIDE in (2, 3)
+    assert mapped.BATCH in (mapped.SIDE_BY_SIDE, 16)
+
+
+@needs_sha
+@pytest.mark.parametrize("side", [2, 3])
+def test_files_read_whole_are_hashed_together_and_scanned_as_one_by_one(side: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     files = {
         "r/a.txt": b"quiet\n" * 100,
         "r/b.txt": b"the desktop ran it\n",
@@ -552,9 +562,13 @@ def test_files_read_whole_are_hashed_together_and_scanned_as_one_by_one(tmp_path
 
     monkeypatch.setattr(mapped, "digest_pair", counted_pair)
     monkeypatch.setattr(mapped, "digest_three", counted_three)
+    # As on a processor that hashes ``side`` streams fastest (sixteen at once would take five too
+    # few for that the same way).
+    monkeypatch.setattr(mapped, "SIDE_BY_SIDE", side)
+    monkeypatch.setattr(mapped, "BATCH", side)
     paired = filescan._scan_run(FolderKit(tmp_path), paths, plan, None, filescan._scan_one)
-    # Three, then the last two as a pair (where sixteen go at once, five are too few for that).
-    assert together == [(600, 19, 70_000), (17, 0)]
+    # Three, then the last two as a pair; or pairs, and the empty file last, alone.
+    assert together == ([(600, 19, 70_000), (17, 0)] if side == 3 else [(600, 19), (70_000, 17)])
     monkeypatch.setattr(mapped, "ACCELERATED", False)
     alone = filescan._scan_run(FolderKit(tmp_path), paths, plan, None, filescan._scan_one)
     assert paired == alone
