@@ -604,46 +604,83 @@ typedef struct {
 static _Thread_local Assignment assignments[ASSIGNMENT_SLOTS][ASSIGNMENT_WAYS];
 static _Thread_local unsigned char assignments_next[ASSIGNMENT_SLOTS];
 
-static void buckets_of(const Needles *w, int count, unsigned char *of) {
-    AssignmentKey key;
-    memset(&key, 0, sizeof key);
-    key.count = count, key.needles = w->count;
+/* The key of ``w``'s needles spread over ``count`` buckets: what their tables depend on. */
+static void key_of(const Needles *w, int count, AssignmentKey *key) {
+    memset(key, 0, sizeof *key);
+    key->count = count, key->needles = w->count;
     for (int k = 0; k < w->count; k++) {
-        key.lens[k] = (unsigned char)(w->lens[k] < 4 ? w->lens[k] : 4);
-        memcpy(key.bytes[k], w->bytes[k], key.lens[k]);
+        key->lens[k] = (unsigned char)(w->lens[k] < 4 ? w->lens[k] : 4);
+        memcpy(key->bytes[k], w->bytes[k], key->lens[k]);
     }
+}
+
+static void buckets_of(const Needles *w, const AssignmentKey *key, unsigned char *of) {
     uint32_t hash = 2166136261u; /* FNV-1a over the key's bytes */
-    for (size_t i = 0; i < sizeof key; i++)
-        hash = (hash ^ ((const unsigned char *)&key)[i]) * 16777619u;
+    for (size_t i = 0; i < sizeof *key; i++)
+        hash = (hash ^ ((const unsigned char *)key)[i]) * 16777619u;
     Assignment *slot = assignments[hash % ASSIGNMENT_SLOTS];
     for (int i = 0; i < ASSIGNMENT_WAYS; i++)
-        if (slot[i].key.count != 0 && memcmp(&slot[i].key, &key, sizeof key) == 0) {
+        if (slot[i].key.count != 0 && memcmp(&slot[i].key, key, sizeof *key) == 0) {
             memcpy(of, slot[i].of, (size_t)w->count);
             return;
         }
-    assign_buckets(w, count, of);
+    assign_buckets(w, key->count, of);
     unsigned char *next = &assignments_next[hash % ASSIGNMENT_SLOTS];
-    slot[*next].key = key; /* (count is 1 at least: a slot never filled has 0) */
+    slot[*next].key = *key; /* (count is 1 at least: a slot never filled has 0) */
     memcpy(slot[*next].of, of, (size_t)w->count);
     *next = (unsigned char)((*next + 1) % ASSIGNMENT_WAYS);
 }
 
+/* The tables last made in this thread, whole: the same few sets of needles search file after
+ * file, and for a file of 2 KiB, hashing the key to find the buckets (above) and filling the
+ * tables from them cost more than the search: a tenth of verify C's CPU, most of it in the
+ * worker of its head start, which asks quiet() of three sets for each file. These few are
+ * compared whole, most often at once; a set not among them takes the way above. */
+#define MADE_KEPT 8
+typedef struct {
+    AssignmentKey key;
+    int first;
+    unsigned char of[MAX_NEEDLES];
+    unsigned char lo[4][16], hi[4][16]; /* the bits of these buckets alone */
+} MadeTables;
+static _Thread_local MadeTables made[MADE_KEPT];
+static _Thread_local int made_next;
+
 /* w's needles into the ``count`` buckets from ``first`` on, added to t's nibble tables. */
 static void bucket_tables(Needles *w, Prefixes *t, int first, int count) {
-    unsigned char of[MAX_NEEDLES];
-    buckets_of(w, count, of);
-    for (int k = 0; k < w->count; k++) {
-        unsigned char bit = (unsigned char)(1u << (first + of[k]));
-        w->bucket[k] = bit;
-        for (int j = 0; j < 4; j++)
-            for (int x = 0; x < 16; x++) {
-                /* Past a short needle's end, any byte will do. */
-                if (j >= w->lens[k] || (w->bytes[k][j] & 15) == x)
-                    t->lo[j][x] |= bit;
-                if (j >= w->lens[k] || (w->bytes[k][j] >> 4) == x)
-                    t->hi[j][x] |= bit;
-            }
+    AssignmentKey key;
+    key_of(w, count, &key);
+    MadeTables *m = NULL;
+    for (int i = 0; i < MADE_KEPT && m == NULL; i++)
+        if (made[i].key.count == count && made[i].first == first && memcmp(&made[i].key, &key, sizeof key) == 0)
+            m = &made[i];
+    if (m == NULL) { /* (count is 1 at least: one never made has 0) */
+        m = &made[made_next];
+        made_next = (made_next + 1) % MADE_KEPT;
+        m->key = key;
+        m->first = first;
+        buckets_of(w, &key, m->of);
+        memset(m->lo, 0, sizeof m->lo);
+        memset(m->hi, 0, sizeof m->hi);
+        for (int k = 0; k < w->count; k++) {
+            unsigned char bit = (unsigned char)(1u << (first + m->of[k]));
+            for (int j = 0; j < 4; j++)
+                for (int x = 0; x < 16; x++) {
+                    /* Past a short needle's end, any byte will do. */
+                    if (j >= w->lens[k] || (w->bytes[k][j] & 15) == x)
+                        m->lo[j][x] |= bit;
+                    if (j >= w->lens[k] || (w->bytes[k][j] >> 4) == x)
+                        m->hi[j][x] |= bit;
+                }
+        }
     }
+    for (int k = 0; k < w->count; k++)
+        w->bucket[k] = (unsigned char)(1u << (first + m->of[k]));
+    for (int j = 0; j < 4; j++)
+        for (int x = 0; x < 16; x++) {
+            t->lo[j][x] |= m->lo[j][x];
+            t->hi[j][x] |= m->hi[j][x];
+        }
 }
 #endif
 
@@ -1992,7 +2029,9 @@ static PyObject *buckets(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     }
 #ifdef KB_AVX2
     unsigned char of[MAX_NEEDLES];
-    buckets_of(&w, count, of);
+    AssignmentKey key;
+    key_of(&w, count, &key);
+    buckets_of(&w, &key, of);
     PyObject *out = PyList_New(w.count);
     for (int k = 0; out != NULL && k < w.count; k++)
         PyList_SET_ITEM(out, k, PyLong_FromLong(of[k]));

@@ -553,6 +553,22 @@ def test_buckets_kept_for_the_same_needles_are_the_ones_made_afresh():
             assert _speedups.buckets(sets[k], count) == fresh, (round_no, k, count)
 
 
+@needs_c
+def test_tables_kept_for_recent_needles_serve_only_those_needles():
+    """A thread keeps the tables of the last few sets of needles it searched with (eight): sets
+    of as many needles, sharing first bytes or lengths, searched in turn (more sets than are
+    kept, in the order verify's quiet test asks them), each count what its own needles count."""
+    rng = random.Random(11)
+    data = bytes(rng.choices(b"ab01/.\n", k=4000)) + b"/home/x 10.0.0.1 172.16.0.1 records desktop"
+    sets = [LEAK_ANCHORS, LEAK_ANCHORS[::-1], (b"records", b"desktop"), (b"desktop", b"records"), (b"recorder", b"desk")]
+    sets += [tuple(bytes(rng.choices(b"ab01/.", k=rng.randint(1, 6))) for _ in range(5)) for _ in range(12)]
+    for name in KERNELS:
+        with kernel(name):
+            for round_no in range(3):
+                for k in (list(range(len(sets))) if round_no != 1 else [0, 2, 4, 0, 2, 4, 1, 3] + list(range(len(sets)))[::-1]):
+                    assert _speedups.count_starts(data, sets[k], 0, len(data)) == py_count_starts(data, sets[k], 0, len(data)), (name, round_no, k)
+
+
 @pytest.mark.parametrize("impl", [py_record_walk, pytest.param(getattr(_speedups, "record_walk", None), marks=needs_c, id="c")])
 def test_record_walk_refuses_what_its_searches_refuse(impl):
     """Seventeen needles in either set, an empty needle, or a guard missing: a ValueError, and
