@@ -170,11 +170,12 @@ __attribute__((target("sha,sse4.1,ssse3"))) static void blocks3(uint32_t *h[3], 
 /* How many files read whole are hashed side by side on the SHA extensions: 3 where three
  * streams run faster per byte than two, else 2. Which is faster is the processor's own: on an AMD
  * EPYC of Zen 3, three ran at 3.29 GB/s on one core against 2.98 for two; on one of Zen 2, at
- * 2.39 against 2.86 (its sha256rnds2 takes a new round only every other cycle, and two streams
- * already keep it that busy). So both are timed once, on 4 KiB of each stream, when the module is
- * loaded (about 0.1 ms): the fastest of eight rounds of each, the rounds alternating, as the
- * host's load only ever adds time. Three must be faster by 3 % to be taken, so that two close
- * timings do not choose differently from one run to the next. The digests are the same either way. */
+ * 2.39 against 2.86 (by these timings its sha256rnds2 takes a new round only every other cycle,
+ * and two streams already keep it that busy). So both are timed once, on 4 KiB of each stream,
+ * when the module is loaded (about 0.1 ms): the fastest of eight rounds of each, the rounds
+ * alternating, as the host's load only ever adds time. Three must be faster by 3 % to be taken,
+ * so that two close timings do not choose differently from one run to the next. The digests
+ * are the same either way. */
 #define TRIAL_BLOCKS 64
 static int side_by_side(void) {
     static uint8_t data[3][TRIAL_BLOCKS * 64]; /* zeros: the rounds take as long on any bytes */
