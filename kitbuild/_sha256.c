@@ -545,56 +545,13 @@ static PyObject *update_pair(PyObject *module, PyObject *const *args, Py_ssize_t
 }
 
 
-/* digest_pair(a, b) -> (hex digest of a, hex digest of b): two buffers' SHA-256, their blocks
- * hashed side by side (see lanes): 17 % less time than one after the other, for a worker that
- * reads a kit's files of a few hundred KiB two at a time. */
-static PyObject *digest_pair(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    (void)module;
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "digest_pair(a, b)");
-        return NULL;
-    }
-#ifdef KB_SHA
-    if (!accelerated()) {
-        PyErr_SetString(PyExc_RuntimeError, "this CPU has no SHA extensions: use hashlib");
-        return NULL;
-    }
-    Py_buffer a, b;
-    if (PyObject_GetBuffer(args[0], &a, PyBUF_SIMPLE) < 0)
-        return NULL;
-    if (PyObject_GetBuffer(args[1], &b, PyBUF_SIMPLE) < 0) {
-        PyBuffer_Release(&a);
-        return NULL;
-    }
-    Sha256 x, y;
-    memset(&x, 0, sizeof x);
-    memset(&y, 0, sizeof y);
-    memcpy(x.h, H0, sizeof x.h);
-    memcpy(y.h, H0, sizeof y.h);
-    Py_BEGIN_ALLOW_THREADS
-    feed2(&x, a.buf, (size_t)a.len, NULL, &y, b.buf, (size_t)b.len, NULL);
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&a);
-    PyBuffer_Release(&b);
-    PyObject *ha = hex_of(&x), *hb = ha != NULL ? hex_of(&y) : NULL;
-    PyObject *both = hb != NULL ? PyTuple_Pack(2, ha, hb) : NULL;
-    Py_XDECREF(ha);
-    Py_XDECREF(hb);
-    return both;
-#else
-    PyErr_SetString(PyExc_RuntimeError, "no SHA extensions");
-    return NULL;
-#endif
-}
-
-/* digest_three(a, b, c) -> their three hex digests: the whole blocks all three have hashed side by
- * side (blocks3), then the two longer ones' further blocks in pairs (feed2), the rest one by one.
- * Where the processor has the SHA extensions but not AVX-512, files read whole are hashed three
- * at a time this way (kitbuild/mapped.py). */
-static PyObject *digest_three(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    (void)module;
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "digest_three(a, b, c)");
+/* The hex SHA-256 of each of the ``count`` (2 or 3) buffers in ``args``, as a tuple, their blocks
+ * hashed side by side (see lanes). Two: in pairs (feed2). Three: the whole blocks all three have
+ * (blocks3), then the two longer ones' further blocks in pairs, the rest of the shortest alone.
+ * ``usage`` names the call in a TypeError. */
+static PyObject *digest_side_by_side(PyObject *const *args, Py_ssize_t nargs, int count, const char *usage) {
+    if (nargs != count) {
+        PyErr_SetString(PyExc_TypeError, usage);
         return NULL;
     }
 #ifdef KB_SHA
@@ -604,43 +561,48 @@ static PyObject *digest_three(PyObject *module, PyObject *const *args, Py_ssize_
     }
     Py_buffer v[3];
     int got = 0;
-    for (; got < 3; got++)
+    for (; got < count; got++)
         if (PyObject_GetBuffer(args[got], &v[got], PyBUF_SIMPLE) < 0)
             break;
     PyObject *out = NULL;
-    if (got == 3) {
+    if (got == count) {
         Sha256 s[3];
         const uint8_t *p[3];
         size_t left[3];
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < count; k++) {
             memset(&s[k], 0, sizeof s[k]);
             memcpy(s[k].h, H0, sizeof s[k].h);
             p[k] = v[k].buf;
             left[k] = (size_t)v[k].len;
         }
         Py_BEGIN_ALLOW_THREADS
-        size_t least = left[0] < left[1] ? left[0] : left[1];
-        least = (least < left[2] ? least : left[2]) / 64 * 64;
-        uint32_t *h[3] = {s[0].h, s[1].h, s[2].h};
-        blocks3(h, p, least / 64);
-        for (int k = 0; k < 3; k++) {
-            s[k].length += least;
-            p[k] += least;
-            left[k] -= least;
+        if (count == 2) {
+            feed2(&s[0], p[0], left[0], NULL, &s[1], p[1], left[1], NULL);
+        } else {
+            size_t least = left[0] < left[1] ? left[0] : left[1];
+            least = (least < left[2] ? least : left[2]) / 64 * 64;
+            uint32_t *h[3] = {s[0].h, s[1].h, s[2].h};
+            blocks3(h, p, least / 64);
+            for (int k = 0; k < 3; k++) {
+                s[k].length += least;
+                p[k] += least;
+                left[k] -= least;
+            }
+            /* The one with least left (less than a block now) alone, the other two as a pair. */
+            int a = left[0] <= left[1] && left[0] <= left[2] ? 0 : left[1] <= left[2] ? 1 : 2;
+            int b = a == 0 ? 1 : 0, c = a == 2 ? 1 : 2;
+            feed(&s[a], p[a], left[a], NULL);
+            feed2(&s[b], p[b], left[b], NULL, &s[c], p[c], left[c], NULL);
         }
-        /* The one with least left (less than a block now) alone, the other two as a pair. */
-        int a = left[0] <= left[1] && left[0] <= left[2] ? 0 : left[1] <= left[2] ? 1 : 2;
-        int b = a == 0 ? 1 : 0, c = a == 2 ? 1 : 2;
-        feed(&s[a], p[a], left[a], NULL);
-        feed2(&s[b], p[b], left[b], NULL, &s[c], p[c], left[c], NULL);
         Py_END_ALLOW_THREADS
-        PyObject *hex[3] = {NULL, NULL, NULL};
-        for (int k = 0; k < 3 && (k == 0 || hex[k - 1] != NULL); k++)
-            hex[k] = hex_of(&s[k]);
-        if (hex[2] != NULL)
-            out = PyTuple_Pack(3, hex[0], hex[1], hex[2]);
-        for (int k = 0; k < 3; k++)
-            Py_XDECREF(hex[k]);
+        out = PyTuple_New(count);
+        for (int k = 0; out != NULL && k < count; k++) {
+            PyObject *hex = hex_of(&s[k]);
+            if (hex == NULL)
+                Py_CLEAR(out);
+            else
+                PyTuple_SET_ITEM(out, k, hex);
+        }
     }
     for (int k = 0; k < got; k++)
         PyBuffer_Release(&v[k]);
@@ -649,6 +611,22 @@ static PyObject *digest_three(PyObject *module, PyObject *const *args, Py_ssize_
     PyErr_SetString(PyExc_RuntimeError, "no SHA extensions");
     return NULL;
 #endif
+}
+
+/* digest_pair(a, b) -> (hex digest of a, hex digest of b): two buffers' SHA-256, their blocks
+ * hashed side by side (see lanes): 17 % less time than one after the other, for a worker that
+ * reads a kit's files of a few hundred KiB two at a time. */
+static PyObject *digest_pair(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    return digest_side_by_side(args, nargs, 2, "digest_pair(a, b)");
+}
+
+/* digest_three(a, b, c) -> their three hex digests, hashed side by side: where three streams
+ * hash faster than two on this processor (SIDE_BY_SIDE, below), files read whole go three at a
+ * time this way (kitbuild/mapped.py). */
+static PyObject *digest_three(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    return digest_side_by_side(args, nargs, 3, "digest_three(a, b, c)");
 }
 
 #ifdef KB_SHA

@@ -652,9 +652,9 @@ static void bucket_tables(Needles *w, Prefixes *t, int first, int count) {
     key_of(w, count, &key);
     MadeTables *m = NULL;
     for (int i = 0; i < MADE_KEPT && m == NULL; i++)
-        if (made[i].key.count == count && made[i].first == first && memcmp(&made[i].key, &key, sizeof key) == 0)
+        if (made[i].first == first && memcmp(&made[i].key, &key, sizeof key) == 0) /* (one never made has count 0) */
             m = &made[i];
-    if (m == NULL) { /* (count is 1 at least: one never made has 0) */
+    if (m == NULL) {
         m = &made[made_next];
         made_next = (made_next + 1) % MADE_KEPT;
         m->key = key;
