@@ -802,8 +802,19 @@ static inline int word_at(const unsigned char *d, Py_ssize_t i, Py_ssize_t stop,
     return 1;
 }
 
+static inline unsigned long long word_of(const unsigned char *p) {
+    unsigned long long v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
 /* Whether needle k stands whole at d[i] and ends by ``stop``: its first 8 bytes compared as one
- * word (``v``, the 8 bytes at d[i], when ``whole``: the data holds them before ``stop``). */
+ * word (``v``, the 8 bytes at d[i], when ``whole``: the data holds them before ``stop``), then,
+ * for a longer needle, its last 8 bytes and (past 16) the 8 after its first as words too, so
+ * that a needle of up to 24 bytes needs no call to memcmp: with the words the rules wrote in
+ * workload B's records ("withheld-2026-09-29", "earlier-run/"), the record walk took 357 ms/GB
+ * with memcmp for the rest and 320 without (the fastest of 20 rounds each, alternating), and
+ * verify B 0.484 s against 0.489 (medians of 16). */
 static inline int stands_at(const unsigned char *d, Py_ssize_t i, Py_ssize_t stop, const Needles *w, int k, unsigned long long v, int whole,
                             const unsigned long long *word, const unsigned long long *mask) {
     Py_ssize_t len = w->lens[k];
@@ -811,7 +822,19 @@ static inline int stands_at(const unsigned char *d, Py_ssize_t i, Py_ssize_t sto
         return 0;
     if (!whole)
         return memcmp(d + i, w->bytes[k], (size_t)len) == 0;
-    return (v & mask[k]) == word[k] && (len <= 8 || memcmp(d + i + 8, w->bytes[k] + 8, (size_t)(len - 8)) == 0);
+    if ((v & mask[k]) != word[k])
+        return 0;
+    if (len <= 8)
+        return 1;
+    /* (Past the first 8 bytes the needle and the data both hold ``len`` of them.) */
+    const unsigned char *b = w->bytes[k];
+    if (word_of(d + i + len - 8) != word_of(b + len - 8))
+        return 0;
+    if (len <= 16)
+        return 1;
+    if (len <= 24)
+        return word_of(d + i + 8) == word_of(b + 8);
+    return memcmp(d + i + 8, b + 8, (size_t)(len - 16)) == 0;
 }
 
 /* count_one for the needles in ``which`` (a bit each), compared a word at a time where the data

@@ -482,6 +482,31 @@ def test_record_walk_on_a_long_buffer():
             assert _walked(_speedups.record_walk, data, counted, GATE_ANCHORS, guards) == want, name
 
 
+@needs_c
+@pytest.mark.parametrize("length", [5, 8, 9, 12, 16, 17, 19, 24, 25, 33])
+def test_a_needle_with_any_one_byte_changed_is_not_found(length):
+    """A needle beside copies of itself with one byte changed, at each of its positions: the
+    compiled searches compare a needle a word at a time (its first 8 bytes, its last 8, and up
+    to 24 bytes the 8 after its first, memcmp for the rest), so a word left uncompared would
+    let a copy with a changed byte pass for the needle."""
+    needle = b"withheld-2026-09-29/earlier-run/x"[:length]
+    # Each copy keeps the needle's first four bytes, which the vector scans select candidates by.
+    near = [needle[:i] + b"#" + needle[i + 1:] for i in range(4, length)]
+    rng = random.Random(length)
+    pieces = [needle] * 5 + near * 3
+    rng.shuffle(pieces)
+    data = b"".join(p + b" " * rng.randrange(1, 70) for p in pieces)
+    guards = (None, None)
+    anchors = (b"zzzz", needle)
+    for name in KERNELS:
+        with kernel(name):
+            assert _speedups.count_starts(data, (needle,), 0, len(data)) == [5], name
+            assert len(_speedups.find_starts(data, (needle,), 0, len(data))) == 5, name
+            walked = _walked(_speedups.record_walk, data, (needle,), anchors, guards)
+            assert walked == _four(data, (needle,), anchors, guards), name
+            assert walked[0][1] == [5] and len(walked[0][2]) == 5, name
+
+
 needs_buckets = pytest.mark.skipif(_speedups is None or _speedups.buckets((b"a",), 1) is None, reason="the vector scans are not built here")
 
 
