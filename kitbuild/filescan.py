@@ -94,11 +94,7 @@ def _sha256(data: bytes = b"") -> hashlib._Hash:
 def _hexdigest(data: bytes) -> str:
     """``data``'s hex SHA-256, by the compiled hash where it runs: a worker that hashes every
     other file with it then never imports hashlib for the odd one out of its pairs."""
-    if mapped.ACCELERATED:
-        digest = mapped.sha256()
-        digest.update(data)
-        return digest.hexdigest()
-    return _sha256(data).hexdigest()
+    return mapped.hexdigest(data)
 
 
 @dataclass(frozen=True)
@@ -722,9 +718,10 @@ class _Tally:
     def __init__(self, path: str, plan: ScanPlan, scanner: _Scanner, digest: mapped.Hasher | None = None) -> None:
         self.scanner = scanner
         self.page = _PageCompare(plan.expect[path]) if path in plan.expect else None
-        # A mapped file brings the compiled hash: hashlib is then not imported at all, which in
-        # each of verify's workers cost 10 to 15 ms of CPU beside the other's hashing.
-        self.digest: mapped.Hasher | hashlib._Hash = _sha256() if digest is None else digest
+        # The compiled hash where it runs, whether a mapped file brings one or not: hashlib is
+        # then not imported at all, which in each of verify's workers cost 10 to 15 ms of CPU
+        # beside the other's hashing, and 3 ms in its main process for the files at the root.
+        self.digest: mapped.Hasher = mapped.new_hash() if digest is None else digest
         self.size = 0
 
     def block(self, block: bytes | memoryview) -> None:

@@ -17,6 +17,8 @@ PROVENANCE = "provenance.json"
 SUMS = "SHA256SUMS"
 README = "README.md"
 INDEX_PAGE = "index.html"
+# What provenance.json's "pages" names for a page rendered from kitbuild's own template.
+BUILT_IN = "built-in"
 TEMPLATES_DIR = "_templates"
 # Files the build generates that index.json does not list (it cannot list itself, and the
 # pages and provenance are rendered from it).
@@ -33,9 +35,9 @@ class Entry:
 
     @classmethod
     def from_bytes(cls, path: str, data: bytes) -> "Entry":
-        import hashlib  # at first use: verify imports this module before its workers fork
+        from kitbuild.mapped import hexdigest  # at first use: verify imports this module before its workers fork
 
-        return cls(path, len(data), hashlib.sha256(data).hexdigest())
+        return cls(path, len(data), hexdigest(data))
 
     def as_dict(self) -> dict[str, object]:
         return {"path": self.path, "size": self.size, "sha256": self.sha256}

@@ -64,6 +64,23 @@ def sha256() -> Sha256:
     return _Sha256()
 
 
+def new_hash() -> Hasher:
+    """A new SHA-256: the compiled one where it runs, else hashlib's, which is imported only
+    then (loading OpenSSL took 3 ms of verify's main process, for its few small files)."""
+    if _Sha256 is not None:
+        return _Sha256()
+    import hashlib
+
+    return hashlib.sha256()
+
+
+def hexdigest(data: Data) -> str:
+    """``data``'s hex SHA-256 (see :func:`new_hash`)."""
+    digest = new_hash()
+    digest.update(data)
+    return digest.hexdigest()
+
+
 def windows(fd: int, size: int) -> Iterator[mmap.mmap]:
     """``fd``'s first ``size`` bytes as maps of ``WINDOW`` bytes (the last one shorter), each
     unmapped once the next is asked for. The pages are mapped up front (``MAP_POPULATE``): one

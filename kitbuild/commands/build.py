@@ -305,7 +305,7 @@ def _write_generated(
     generated[kit_index.SUMS] = sums
     listed = records + [Entry.from_bytes(kit_index.SUMS, sums)]
     custom: dict[str, str] = {}
-    pages_from = {"README.md": "built-in", "index.html": "built-in"}
+    pages_from = {kit_index.README: kit_index.BUILT_IN, kit_index.INDEX_PAGE: kit_index.BUILT_IN}
     if config.readme_template is not None:
         text = config.readme_template.read_bytes()
         name = f"{kit_index.TEMPLATES_DIR}/README.md.j2"

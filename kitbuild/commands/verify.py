@@ -36,13 +36,14 @@ from kitbuild.findings import Finding
 from kitbuild.jsonfile import dump_json
 from kitbuild.kitfs import DIR, FILE, OTHER, SYMLINK, ArchiveLimits, KitFS, Member, MemberError, NotAKitError, open_kit, refusal
 from kitbuild.memory import collector_paused, keep_until_exit
+from kitbuild.pagesahead import PagesAhead
 from kitbuild.prescan import Prescan
 from kitbuild.progress import SILENT, Progress
 from kitbuild.schema import key_path, load_schema, schema_errors
 from kitbuild.verify_report import VerifyReport, file_findings, new_checks
 
 PAGES = (kit_index.README, kit_index.INDEX_PAGE)
-BUILT_IN = "built-in"
+BUILT_IN = kit_index.BUILT_IN
 TEMPLATE_LIMIT = 1 << 20
 _SUMS_LINE = re.compile(r"([0-9A-Fa-f]{64}) ([ *])(.+)")
 _HEX = re.compile(r"[0-9a-f]{64}")
@@ -333,6 +334,7 @@ def verify(
     jobs: int | None = None,
     progress: Progress = SILENT,
     limits: ArchiveLimits = ArchiveLimits(),
+    pages_ahead: PagesAhead | None = None,
 ) -> VerifyReport:
     """Check the kit at ``kit`` (a folder, or a .tar.gz/.zip archive) in reverse and report every finding.
 
@@ -341,9 +343,11 @@ def verify(
     Anything else wrong, an archive's hostile members included, is a finding in the report.
     ``jobs`` worker processes read the files (default: one per core); the report is the same
     for any number. ``progress`` is told the files and bytes read as they are read.
+    ``pages_ahead``: the kit's pages, being rendered in another process since before this call
+    (see kitbuild.pagesahead); verify takes them where they are what it would render itself.
     """
     with collector_paused():
-        return _verify(open_kit(kit, limits), str(kit), jobs, progress)
+        return _verify(open_kit(kit, limits), str(kit), jobs, progress, pages_ahead)
 
 
 class _Start(NamedTuple):
@@ -360,7 +364,7 @@ class _Start(NamedTuple):
     members: dict[str, Member]
 
 
-def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> VerifyReport:
+def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress, pages_ahead: PagesAhead | None) -> VerifyReport:
     # index.json first, so that a folder without one fails before any worker starts.
     index = _read_json(fs, kit_index.INDEX, True)
     provenance_findings: list[Finding] = []
@@ -379,7 +383,7 @@ def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> Verify
             # Placeholders and words: what the quiet test looks for, all from provenance.json.
             prescan = Prescan(fs, small, ScanPlan(records=frozenset(), paths=frozenset(), placeholders=parts["placeholders"], words=words), workers)
             cleanup.callback(prescan.cancel)
-        return _check(fs, kit, workers, progress, start, prescan, cleanup)
+        return _check(fs, kit, workers, progress, start, prescan, cleanup, pages_ahead)
 
 
 def _size_sample(data: bytes | None) -> list[int]:
@@ -402,7 +406,9 @@ def _size_sample(data: bytes | None) -> list[int]:
     return out
 
 
-def _check(fs: KitFS, kit: str, jobs: int, progress: Progress, start: _Start, prescan: Prescan | None, cleanup: contextlib.ExitStack) -> VerifyReport:
+def _check(
+    fs: KitFS, kit: str, jobs: int, progress: Progress, start: _Start, prescan: Prescan | None, cleanup: contextlib.ExitStack, pages_ahead: PagesAhead | None
+) -> VerifyReport:
     """Every check, from what :func:`_verify` read first; ``prescan``, if running, is joined for
     the pass over the files. Workers started here are stopped by ``cleanup`` if a check fails."""
     index, provenance, provenance_findings, parts, word_rules, words, members = start
@@ -460,7 +466,6 @@ def _check(fs: KitFS, kit: str, jobs: int, progress: Progress, start: _Start, pr
         early = StartedScan(fs, below, [_size_hint(members[p], listed.get(p), None) for p in below], plan, jobs)
         cleanup.callback(early.cancel)
     from kitbuild.figures.verify import check_figures
-    from kitbuild.pages import TemplateError, page_context, render_pages
 
     # -- schema ---------------------------------------------------------------------------
     if not validated:
@@ -511,7 +516,13 @@ def _check(fs: KitFS, kit: str, jobs: int, progress: Progress, start: _Start, pr
                 except UnicodeDecodeError:
                     findings.append(Finding("KB602", source, "is not UTF-8, so it cannot be rendered"))
                     usable = False
-        if usable:
+        rendered = pages_ahead.pages(index.data, provenance.data) if usable and pages_ahead is not None and not custom else None
+        if rendered is not None:
+            expect = rendered
+        elif usable:
+            # (jinja2 is imported only here: with the pages rendered ahead, this process never needs it.)
+            from kitbuild.pages import TemplateError, page_context, render_pages
+
             try:
                 expect = render_pages(page_context(provenance.document, index.document), custom)
             except TemplateError as exc:
