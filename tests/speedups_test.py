@@ -482,6 +482,42 @@ def test_record_walk_on_a_long_buffer():
             assert _walked(_speedups.record_walk, data, counted, GATE_ANCHORS, guards) == want, name
 
 
+# Needles of three bytes or more, the first three ASCII (the walk then skips masking those
+# positions' low nibbles, see kitbuild/_speedups.c), among bytes of 0x80 and above: right after a
+# needle's first bytes, and right after a three-byte needle, where its bucket takes any byte.
+ascii_needle = st.lists(st.sampled_from(b"ab0.@"), min_size=3, max_size=6).map(bytes)
+short_ascii_needle = st.lists(st.sampled_from(b"ab0.@"), min_size=1, max_size=2).map(bytes)
+high_pieces = [b"\x80", b"\xe1", b"\xff", b"\xc3\xa9", b"\xb0\xe1\xe0\xe6"]
+
+
+@st.composite
+def ascii_record_cases(draw):
+    # Now and then a shorter needle too, which the walk must take with every position masked.
+    counted = tuple(draw(st.lists(st.one_of(ascii_needle, ascii_needle, ascii_needle, short_ascii_needle), min_size=1, max_size=4)))
+    anchors = draw(st.one_of(st.just(GATE_ANCHORS), st.lists(ascii_needle, min_size=1, max_size=4).map(tuple)))
+    needles = [*counted, *anchors]
+    pieces = [*needles, *(n[:k] for n in needles for k in (1, 2, 3)), *high_pieces, b"a", b"0", b"@x.co"]
+    data = draw(chunks(st.one_of(st.sampled_from(pieces), hex_run), max_size=40))
+    return data, counted, anchors, (None,) * len(anchors)
+
+
+@needs_c
+@settings(max_examples=600, deadline=None)
+@given(ascii_record_cases())
+@example((b"x" * 61 + b"10.\xff" + b"x" * 70, (b"abc",), GATE_ANCHORS, (None,) * len(GATE_ANCHORS)))
+@example((b"ab0\x80" * 40 + b"ab0", (b"ab0",), (b"@@@",), (None,)))
+@example((b"ab\xff" * 40, (b"ab",), (b"@@@",), (None,)))
+def test_record_walk_agrees_where_the_needles_lead_with_ascii(case):
+    """With every needle ASCII in its first three bytes and at least that long, the AVX2 walk
+    reads those positions' bytes unmasked; bytes of 0x80 and above, anywhere, change nothing,
+    nor does a shorter needle among them."""
+    data, counted, anchors, guards = case
+    want = _four(data, counted, anchors, guards)
+    for name in KERNELS:
+        with kernel(name):
+            assert _walked(_speedups.record_walk, data, counted, anchors, guards) == want, name
+
+
 @needs_c
 @pytest.mark.parametrize("length", [5, 8, 9, 12, 16, 17, 19, 24, 25, 33])
 def test_a_needle_with_any_one_byte_changed_is_not_found(length):
