@@ -807,12 +807,14 @@ def _check_provenance(
     findings = []
     rules = doc["rules"]
     placeholders = sorted({r["placeholder"] for r in rules if r["primitive"] == "digest"})
+    # This runs after every worker is done, on one core: the paths that agree, nearly all of
+    # them, are passed over in any order, and only the others sorted (for 2,000 records, sorting
+    # them all took about half of this function's 4 ms).
     for i, rule in enumerate(rules):
         if sum(rule["firings"].values()) != rule["total"]:
             findings.append(Finding("KB303", kit_index.PROVENANCE, f"rules[{i}] ({rule['name']}) has total {rule['total']:,}; its firings add up to {sum(rule['firings'].values()):,}", expected=str(sum(rule["firings"].values())), found=str(rule["total"])))
-        for path in sorted(rule["firings"]):
-            if path not in records:
-                findings.append(Finding("KB304", kit_index.PROVENANCE, f"rules[{i}] ({rule['name']}) fired in {path!r}, which is not a record file here"))
+        for path in sorted(rule["firings"].keys() - records):
+            findings.append(Finding("KB304", kit_index.PROVENANCE, f"rules[{i}] ({rule['name']}) fired in {path!r}, which is not a record file here"))
     # The placeholder is the one word a rule writes whose count must be exact: it replaced each
     # withheld digest, and nothing else in a record may look like it.
     for k, placeholder in enumerate(placeholders):
@@ -823,21 +825,16 @@ def _check_provenance(
                     fired[path] = fired.get(path, 0) + n
         # A record that holds none and where none fired agrees: only the others are looked at.
         holding = (p for p in loud if scans[p].error is None and scans[p].placeholders[k])
-        for path in sorted({p for p in itertools.chain(holding, fired) if p in records and p in scans}):
-            scan = scans[path]
-            if scan.error is not None:
-                continue
-            seen = scan.placeholders[k]
-            if seen != fired.get(path, 0):
-                findings.append(Finding("KB301", path, f"holds the placeholder {placeholder} {_times(seen)}; digest-withheld fired here {_times(fired.get(path, 0))}", expected=str(fired.get(path, 0)), found=str(seen)))
+        looked = {p for p in itertools.chain(holding, fired) if p in records and p in scans}
+        for path in sorted(p for p in looked if scans[p].error is None and scans[p].placeholders[k] != fired.get(p, 0)):
+            seen = scans[path].placeholders[k]
+            findings.append(Finding("KB301", path, f"holds the placeholder {placeholder} {_times(seen)}; digest-withheld fired here {_times(fired.get(path, 0))}", expected=str(fired.get(path, 0)), found=str(seen)))
     for j, (rule, _) in enumerate(counted):
         i = rules.index(rule)
-        for path, n in sorted(rule["firings"].items()):
-            fired_scan = scans.get(path)
-            if fired_scan is None or fired_scan.error is not None or path not in records:
-                continue
-            if fired_scan.words[j] < n:
-                findings.append(Finding("KB302", path, f"holds the words rules[{i}] ({rule['name']}) wrote {_times(fired_scan.words[j])}; it fired here {_times(n)}", expected=f">= {n}", found=str(fired_scan.words[j])))
+        short = [p for p, n in rule["firings"].items() if (fired_scan := scans.get(p)) is not None and fired_scan.error is None and p in records and fired_scan.words[j] < n]
+        for path in sorted(short):
+            n, words = rule["firings"][path], scans[path].words[j]
+            findings.append(Finding("KB302", path, f"holds the words rules[{i}] ({rule['name']}) wrote {_times(words)}; it fired here {_times(n)}", expected=f">= {n}", found=str(words)))
     # Per source folder, the records in it: one C-level pass over the paths for each of the few
     # folders (a split and a dict update per path cost 45 ms for 100,000, after every worker was done).
     by_folder = {

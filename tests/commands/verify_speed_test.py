@@ -315,12 +315,19 @@ def _reference_pairs(document: object, paths: frozenset[str], placeholders: tupl
     def normal(path: str) -> str:
         return path[2:] if path.startswith("./") else path
 
+    def is_path_key(key: str) -> bool:
+        return key.lower() in {"path", "file", "filename", "file_path", "filepath", "name_path"} or key.lower().endswith("_path")
+
+    def is_digest_key(key: str) -> bool:
+        k = key.lower()
+        return k in {"sha256", "sha256sum", "digest", "checksum"} or k.endswith("sha256") or k.endswith("_digest")
+
     out: list[tuple[str, str, str]] = []
 
     def walk(where: list[object], value: object) -> None:
         if isinstance(value, dict):
-            path_keys = [k for k, v in value.items() if isinstance(v, str) and filescan._is_path_key(k)]
-            digest_keys = [k for k, v in value.items() if filescan._is_digest_key(k) and said(v)]
+            path_keys = [k for k, v in value.items() if isinstance(v, str) and is_path_key(k)]
+            digest_keys = [k for k, v in value.items() if is_digest_key(k) and said(v)]
             if len(path_keys) == 1 and len(digest_keys) == 1 and normal(value[path_keys[0]]) in paths:
                 out.append((key_path([*where, digest_keys[0]]), normal(value[path_keys[0]]), said(value[digest_keys[0]])))  # type: ignore[arg-type]
             for k, v in value.items():
@@ -351,6 +358,7 @@ _DOCUMENTS = st.recursive(
 @given(_DOCUMENTS, st.sampled_from([(PLACEHOLDER,), ("", PLACEHOLDER), ()]))
 @example({"path": TARGET, "sha256": ""}, ("", PLACEHOLDER))  # an empty placeholder is no digest field
 @example({"a": [{"path": "./" + TARGET, "sha256": "sha256:" + DIGEST.upper(), TARGET: PLACEHOLDER}]}, (PLACEHOLDER,))
+@example({"File": TARGET, "input_sha256": DIGEST, "x": {"run_path": TARGET, "Digest": DIGEST}}, ())  # each kind of key name
 def test_json_pairs_are_the_documents_pairs_in_document_order(document: object, placeholders: tuple[str, ...]) -> None:
     paths = frozenset([TARGET, "run/b.json"])
     assert list(json_pairs(document, paths, placeholders)) == _reference_pairs(document, paths, placeholders)
