@@ -13,7 +13,7 @@ import functools
 import hashlib
 import os
 from dataclasses import dataclass, field
-from typing import IO, Any, Iterator, Mapping, Sequence
+from typing import IO, Any, Callable, Iterator, Mapping, Sequence
 
 from kitbuild import crew
 from kitbuild.crew import Crew
@@ -318,17 +318,23 @@ def _blocks(stream: IO[bytes], head: bytes, size: int) -> Iterator[bytes | memor
     yield from read_blocks(stream.readinto, size)  # type: ignore[attr-defined]
 
 
-def run_files(jobs: Sequence[FileJob], plan: Plan, workers: int, progress: Progress = SILENT) -> list[FileResult]:
+def run_files(
+    jobs: Sequence[FileJob], plan: Plan, workers: int, progress: Progress = SILENT, meanwhile: Callable[[], object] | None = None
+) -> list[FileResult]:
     """Run every job, in ``workers`` processes; results come back in job order.
 
     ``progress`` is advanced by each file's source size as its result arrives. The workers are
     forked (:mod:`kitbuild.crew`) and take the jobs in batches, a few at a time, by number: the
-    jobs are theirs already, as copies of this process's, and are never pickled.
+    jobs are theirs already, as copies of this process's, and are never pickled. ``meanwhile``
+    is called in this process once the workers have started (or before the jobs, without them):
+    work of the caller's own that need not wait for the files.
     """
     for folder in {os.path.dirname(job.dst) for job in jobs if job.dst}:  # each folder once
         os.makedirs(folder, exist_ok=True)
     results: list[FileResult] = []
     if workers <= 1 or len(jobs) < 2 or not crew.AVAILABLE:
+        if meanwhile is not None:
+            meanwhile()
         with freed_blocks_kept():  # (as the workers do, but only while the files run)
             for job in jobs:
                 results.append(run_file(job, plan))
@@ -342,6 +348,8 @@ def run_files(jobs: Sequence[FileJob], plan: Plan, workers: int, progress: Progr
         # Each worker rewrites chunk after chunk: glibc keeps their blocks (no page faults).
         run_batch = functools.partial(_run_batch, plan, batches)
         team.start(workers, run_batch, setup=keep_freed_blocks)
+        if meanwhile is not None:
+            meanwhile()
         # (A batch whose worker died, or failed on it, is run here, and fails here.)
         for _, answer in team.in_order(run_batch):
             _collect(answer, results, progress)

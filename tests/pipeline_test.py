@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -237,6 +239,51 @@ def test_a_worker_that_dies_leaves_its_files_to_this_process(tmp_path: Path, mon
     monkeypatch.setattr(pipeline, "run_file", dies_on_f3)
     parallel = run_files(js, plan(7, names={"gpu-b17": "desktop"}), 2)
     assert [(r.kit_path, r.sha256, r.counts) for r in parallel] == [(r.kit_path, r.sha256, r.counts) for r in serial]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_meanwhile_runs_once_here_while_the_workers_take_the_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int) -> None:
+    """run_files calls ``meanwhile`` once, in this process, after the workers have started (or
+    before the files, with none): build imports the pages' modules then."""
+    jobs = _sources(tmp_path, 8)
+    js = [FileJob(str(s), k, str(tmp_path / "out" / k)) for s, k in jobs]
+    here, real = os.getpid(), pipeline.run_file
+    events: list[tuple[str, int]] = []
+    started = tmp_path / "started"
+
+    def run_file(job: FileJob, p: Plan) -> object:
+        if os.getpid() != here:
+            started.touch()  # a worker has begun
+        return real(job, p)
+
+    monkeypatch.setattr(pipeline, "run_file", run_file)
+    results = run_files(js, plan(7, names={"gpu-b17": "desktop"}), workers, meanwhile=lambda: events.append(("meanwhile", os.getpid())))
+    assert events == [("meanwhile", here)]
+    assert [r.kit_path for r in results] == [k for _, k in jobs]
+    assert started.exists() == (workers == 2)
+
+
+def test_the_build_imports_jinja2_only_once_its_workers_are_forked(tmp_path: Path) -> None:
+    """Importing jinja2 took 25 ms of a build's start, with every other core idle: it is left to
+    the main process while its workers read the files."""
+    from commands.verify_kits import make_bench
+
+    config = make_bench(tmp_path)
+    probe = (
+        "import os, sys\n"
+        "from kitbuild import crew\n"
+        "real = crew.Crew.start\n"
+        "def start(self, *a, **k):\n"
+        "    print('jinja2 at fork:', 'jinja2' in sys.modules, flush=True)\n"
+        "    return real(self, *a, **k)\n"
+        "crew.Crew.start = start\n"
+        "from kitbuild import build\n"
+        f"build({str(config)!r}, jobs=2)\n"
+        "print('jinja2 at end:', 'jinja2' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "jinja2 at fork: False" in done.stdout and "jinja2 at end: True" in done.stdout, done.stdout
 
 
 def test_many_files_go_out_in_no_more_batches_than_the_pipe_of_run_numbers_holds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
