@@ -214,6 +214,7 @@ class _Compiled:
         # shape's anchors. None when a shape has no anchor (it could match anywhere), and without
         # the compiled scans, whose pure-Python twin costs more than the searches it would spare.
         anchors = self.shapes.anchors
+        self.all_anchored = anchors is not None
         needles = sorted({*(anchors or ()), *(n for k in self.counters for n in k.needles)})
         self.quiet = None if anchors is None or not COMPILED else tuple(tuple(needles[g : g + MAX_NEEDLES]) for g in range(0, len(needles), MAX_NEEDLES))
 
@@ -534,6 +535,8 @@ def _leaks(c: _Compiled, window: Data, lb: int, safe: int, base: int, out: list[
     """The leak shapes that start in ``window[lb:safe]`` (at absolute ``base``), unless allowed;
     ``searched``: the anchors and '@' found in the whole window already, if they were."""
     leftmost, ats = searched if searched is not None else (None, None)
+    if not leftmost and leftmost is not None and not ats and ats is not None and c.all_anchored:
+        return  # no anchor and no '@' in the window, and every shape stands on an anchor
     found = [(s, e, c.shape_index[i]) for s, e, i in c.shapes.find(window, leftmost=leftmost) if lb <= s < safe]
     any_at = bool(ats) if ats is not None else b"@" in window
     if any_at:

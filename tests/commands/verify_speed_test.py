@@ -797,3 +797,17 @@ def test_a_kit_without_figures_is_verified_without_the_figure_modules(kit: Path)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "['kitbuild.figures.errors', 'kitbuild.figures.verify']"
+
+
+def test_a_shape_without_an_anchor_is_searched_for_in_a_record_the_walk_found_quiet(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A record in which the walk finds no anchor and no '@' skips the leak shapes' search only
+    while every shape stands on an anchor: one that has none is searched for everywhere."""
+    from kitbuild import leaks
+
+    record = b'{"route": "desktop", "note": "saved under /mnt/scratch/run"}\n' * 40
+    plan = ScanPlan(records=frozenset({"r.ndjson"}), paths=frozenset(), placeholders=(PLACEHOLDER,), words=(("desktop",),))
+    assert [leak.what for leak in filescan._scan_one("r.ndjson", record, plan).leaks] == ["a mounted volume path (/mnt/...)"] * 40
+    monkeypatch.setitem(leaks.SHAPE_ANCHORS, "a mounted volume path (/mnt/...)", ())
+    unanchored = ScanPlan(records=frozenset({"r.ndjson"}), paths=frozenset(), placeholders=(PLACEHOLDER,), words=(("desktop",),))
+    assert not filescan._compiled(unanchored).all_anchored
+    assert [leak.what for leak in filescan._scan_one("r.ndjson", record, unanchored).leaks] == ["a mounted volume path (/mnt/...)"] * 40
