@@ -91,12 +91,6 @@ def _sha256(data: bytes = b"") -> hashlib._Hash:
     return hashlib.sha256(data)
 
 
-def _hexdigest(data: bytes) -> str:
-    """``data``'s hex SHA-256, by the compiled hash where it runs: a worker that hashes every
-    other file with it then never imports hashlib for the odd one out of its pairs."""
-    return mapped.hexdigest(data)
-
-
 @dataclass(frozen=True)
 class ScanPlan:
     """What to look for in the kit's files; the same for every file."""
@@ -576,7 +570,7 @@ def _sent_one(path: str, data: bytes, plan: ScanPlan, digest: str | None = None)
     the file's hex SHA-256, if known already."""
     c = _compiled(plan)
     if digest is None:
-        digest = _hexdigest(data)
+        digest = mapped.hexdigest(data)  # (compiled where it runs: a worker never imports hashlib)
     if _quiet(path, data, plan):
         return len(data), digest
     n = len(data)

@@ -133,9 +133,7 @@ def digest_batch(datas: list[bytes]) -> list[str]:
     for k in range(whole, len(datas) - 1, 2):
         out.extend(digest_pair(datas[k], datas[k + 1]))
     if (len(datas) - whole) % 2:
-        last = sha256()
-        last.update(datas[-1])
-        out.append(last.hexdigest())
+        out.append(hexdigest(datas[-1]))
     return out
 
 
