@@ -97,3 +97,20 @@ def test_a_record_line_is_what_the_json_encoder_writes(tmp_path: Path) -> None:
             mine, theirs = random.Random(i * 7 + j), random.Random(i * 7 + j)
             assert w._record_line(mine, src, i, j, before) == _encoded_line(w, theirs, src, i, j, before)
             assert mine.getstate() == theirs.getstate()  # the same draws, in the same order
+
+
+def test_the_stolen_share_is_read_from_the_summary_line_of_proc_stat() -> None:
+    run = _run_module()
+    # user nice system idle iowait irq softirq steal guest guest_nice: the guest times are part
+    # of user and nice already, and must not be counted twice.
+    assert run.parse_cpu_line("cpu  100 0 50 800 20 0 5 25 7 0\n") == (1000, 25)
+    assert run.parse_cpu_line("cpu0 100 0 50 800 20 0 5 25 0 0\n") is None  # one core's line
+    assert run.parse_cpu_line("cpu  100 0 50 800\n") is None  # a kernel without the steal field
+    assert run.parse_cpu_line("intr 1 2 3 4 5 6 7 8 9\n") is None
+    assert run.steal_share((1000, 25), (3000, 125)) == 0.05
+    assert run.steal_share(None, (3000, 125)) is None
+    assert run.steal_share((3000, 125), (3000, 125)) is None  # no time between the readings
+    now = run.cpu_times()
+    if now is not None:  # (Linux)
+        total, stolen = now
+        assert 0 <= stolen <= total
