@@ -347,8 +347,8 @@ def main() -> None:
     floors: list[float] = []
     steals: list[float | None] = []  # each timed round's stolen share (see cpu_times)
     for round_no in range(1 - warm_round, repeat + 1):
-        round_began = cpu_times() if round_no else None
         if round_no:
+            round_began = cpu_times()
             warm(w["A"] / "kit")
             floors.append(hash_throughput(floor_files, 2))
         for name, cmd, inputs, cwd, prepare in cases:
