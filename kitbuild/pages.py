@@ -4,21 +4,20 @@ The context is built from provenance.json and index.json alone, so a reader's ``
 can render the pages again from the kit and compare bytes. Every template, built-in or one that
 travels with a kit, is rendered in jinja2's sandbox with ``StrictUndefined``: a template that
 reaches for Python internals, or for a name the context does not have, fails instead of running
-or printing nothing.
+or printing nothing. The built-in templates' compiled code runs without jinja2 where it can
+(kitbuild.pagecode.plain), with the same bytes; jinja2 is imported only when something needs it.
 """
 
 from __future__ import annotations
 
 import operator
-from typing import Any, Mapping
-
-import jinja2
-from jinja2.sandbox import SandboxedEnvironment
+from typing import TYPE_CHECKING, Any, Mapping
 
 from kitbuild.errors import KitbuildError
-from kitbuild.figures.errors import FigureSpecError
-from kitbuild.pagecode import CompiledLoader
 from kitbuild.resources import templates_dir
+
+if TYPE_CHECKING:
+    from jinja2.sandbox import SandboxedEnvironment
 
 # Long kits (say, 100,000 row files) would make a README nobody reads; past this many files a
 # folder's table stops and points to index.json, which lists them all.
@@ -33,7 +32,29 @@ class TemplateError(KitbuildError):
     exit_code = 1
 
 
+def _thousands(n: Any) -> str:
+    return f"{n:,}"
+
+
+def _short(digest: Any) -> str:
+    return str(digest)[:12]
+
+
+def _cell(text: Any) -> str:
+    # A Markdown table cell: a '|' in a page text or a path would end the cell.
+    return str(text).replace("|", "\\|")
+
+
+# The pages' own filters, for jinja2 and for kitbuild.pagecode.plain alike.
+FILTERS = {"thousands": _thousands, "short": _short, "cell": _cell}
+
+
 def _environment(custom: Mapping[str, str]) -> SandboxedEnvironment:
+    import jinja2
+    from jinja2.sandbox import SandboxedEnvironment
+
+    from kitbuild.pagecode.loader import CompiledLoader
+
     # A kit's own template first; then a built-in one as compiled ahead of time
     # (kitbuild.pagecode), or from its text when that is not current.
     loader = jinja2.ChoiceLoader([jinja2.DictLoader(dict(custom)), CompiledLoader(), jinja2.FileSystemLoader(str(templates_dir()))])
@@ -47,10 +68,7 @@ def _environment(custom: Mapping[str, str]) -> SandboxedEnvironment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters["thousands"] = lambda n: f"{n:,}"
-    env.filters["short"] = lambda digest: str(digest)[:12]
-    # A Markdown table cell: a '|' in a page text or a path would end the cell.
-    env.filters["cell"] = lambda text: str(text).replace("|", "\\|")
+    env.filters.update(FILTERS)
     return env
 
 
@@ -111,6 +129,8 @@ def page_context(provenance: Mapping[str, Any], index: Mapping[str, Any]) -> dic
     stored, table = provenance.get("figures", {}), provenance.get("figures_table", [])
     figures: dict[str, Any] = {}
     figures_table: list[dict[str, Any]] = []
+    from kitbuild.figures.errors import FigureSpecError
+
     try:
         if stored or table:  # (the figure modules, a fifth of this module's import, only then)
             from kitbuild.figures import render_figures_table, views
@@ -145,7 +165,27 @@ def page_context(provenance: Mapping[str, Any], index: Mapping[str, Any]) -> dic
 
 
 def render_pages(context: Mapping[str, Any], custom: Mapping[str, str] | None = None) -> dict[str, bytes]:
-    """Each page name -> its bytes. ``custom`` maps a template name (e.g. README.md.j2) to its text."""
+    """Each page name -> its bytes. ``custom`` maps a template name (e.g. README.md.j2) to its text.
+
+    A built-in template is rendered without jinja2 where kitbuild.pagecode.plain can (the same
+    bytes); the rest, and any page it leaves, with jinja2 (:func:`render_with_jinja2`).
+    """
+    from kitbuild.pagecode import plain
+
+    custom = custom or {}
+    pages: dict[str, bytes] = {}
+    for page, template_name in PAGE_TEMPLATES.items():
+        text = None if template_name in custom else plain.render(template_name, context, FILTERS)
+        if text is None:
+            return render_with_jinja2(context, custom)
+        pages[page] = text.encode("utf-8")
+    return pages
+
+
+def render_with_jinja2(context: Mapping[str, Any], custom: Mapping[str, str] | None = None) -> dict[str, bytes]:
+    """:func:`render_pages`, every page with jinja2."""
+    import jinja2
+
     env = _environment(custom or {})
     pages = {}
     for page, template_name in PAGE_TEMPLATES.items():

@@ -1,5 +1,6 @@
 """The built-in templates compiled ahead of time (kitbuild.pagecode): current, used, and giving
-the bytes that compiling the templates from their text gives."""
+the bytes that compiling the templates from their text gives, whether jinja2 runs the compiled
+code (kitbuild.pagecode.loader) or kitbuild.pagecode.plain does."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from kitbuild.commands.demo import demo
 from kitbuild.pagecode.__main__ import HERE, generated
 from kitbuild.pagecode import manifest
 from kitbuild.pagecode.manifest import JINJA2
-from kitbuild.pages import PAGE_TEMPLATES, page_context, render_pages
+from kitbuild.pages import PAGE_TEMPLATES, page_context, render_pages, render_with_jinja2
 from kitbuild.resources import templates_dir
 
 from pages_test import context
@@ -63,10 +64,10 @@ def test_the_compiled_templates_render_what_compiling_them_renders(monkeypatch: 
     if jinja2.__version__ != JINJA2:
         pytest.skip("the compiled templates are not used under this jinja2")
     ctx = context(title=TITLE, summary="A <summary> & more") if which == "plain" else demo_context
-    fast = render_pages(ctx)
+    fast = render_with_jinja2(ctx)
     assert compiles == []  # nothing was compiled: both pages came from kitbuild.pagecode
     _without_compiled_templates(monkeypatch)
-    slow = render_pages(ctx)
+    slow = render_with_jinja2(ctx)
     assert sorted(compiles) == sorted(PAGE_TEMPLATES.values())
     assert fast == slow
     if which == "plain":
@@ -77,7 +78,7 @@ def test_the_compiled_templates_render_what_compiling_them_renders(monkeypatch: 
 
 def test_under_another_jinja2_the_templates_are_compiled_from_their_text(monkeypatch: pytest.MonkeyPatch, compiles: list[str]) -> None:
     monkeypatch.setattr(manifest, "JINJA2", "0.0.0")
-    pages_out = render_pages(context(title=TITLE))
+    pages_out = render_with_jinja2(context(title=TITLE))
     assert sorted(compiles) == sorted(PAGE_TEMPLATES.values())
     assert pages_out["README.md"].startswith(b"# Tiny & <odd> | kit\n")
 

@@ -152,7 +152,7 @@ def build(
         # Sizes are read only for a progress bar that shows them: 100,000 stats cost a third of a second.
         total = sum(os.path.getsize(f.src) for f in files) if progress is not SILENT else None
         progress.begin("rewriting", len(files), total)
-        results = run_files(jobs_for(list(range(len(files)))), plan, workers, progress, meanwhile=_import_pages)
+        results = run_files(jobs_for(list(range(len(files)))), plan, workers, progress, meanwhile=lambda: _import_pages(config))
         progress.end()
 
         withheld = _withheld_closure(results, digest_rule is not None)
@@ -294,10 +294,16 @@ def _scrub(text: str, private: dict[str, str]) -> str:
     return text
 
 
-def _import_pages() -> None:
-    """Import the pages' module, and jinja2 with it, while the workers read the files. At the top
-    of this module its 25 ms came before they forked, with the other cores idle."""
+def _import_pages(config: Config) -> None:
+    """Import what rendering the pages takes while the workers read the files: the pages' modules,
+    and jinja2 where the kit's own README template or its figures need it (the built-in templates
+    are rendered without it, see kitbuild.pagecode.plain). At the top of this module jinja2's 25 ms
+    came before the workers forked, with the other cores idle."""
     import kitbuild.pages  # noqa: F401
+    from kitbuild.pagecode import plain  # noqa: F401
+
+    if config.readme_template is not None or config.figures or config.figures_table:
+        import jinja2  # noqa: F401
 
 
 def _write_generated(

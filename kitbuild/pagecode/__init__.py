@@ -6,13 +6,18 @@ hashing a kit's files. The Python that jinja2 generates for each is kept here, o
 template, written by ``python -m kitbuild.pagecode`` and held current by tests/pagecode_test.py;
 Python keeps its bytecode as for any module.
 
-A module is used only while it is what compiling would give: under the jinja2 version that
-generated it, for template bytes with the digest it was generated from, and for an environment
-whose settings that shape the code (delimiters, whitespace handling, autoescaping of the name,
-extensions) are those it was generated under; all three are checked on each use, so an edited
-template or environment is compiled afresh. The environment is the one kitbuild.pages builds, so
-the sandbox and the filters apply as to a template compiled on the spot. A kit's own templates
-are always compiled from their text.
+A module is used only for template bytes with the digest it was generated from (:func:`code_of`),
+so an edited template is compiled afresh. Its code runs in one of two ways:
+
+- :mod:`kitbuild.pagecode.plain` runs it without jinja2, on a runtime of its own that does just
+  what this code asks of jinja2's, and refuses anything else (the pages are then left to jinja2).
+  Importing jinja2 cost more CPU than rendering both pages of a kit of 2,000 files. The code is
+  run whichever jinja2 is installed: it is the built-in pages' definition, so a kit built beside
+  one jinja2 and verified beside another gets the same bytes from both.
+- :class:`kitbuild.pagecode.loader.CompiledLoader` hands it to jinja2, under the jinja2 version that
+  generated it and for an environment whose settings that shape the code (delimiters, whitespace
+  handling, autoescaping of the name, extensions) are those it was generated under; both are
+  checked on each use, so an edited environment or another jinja2 compiles the text afresh.
 """
 
 from __future__ import annotations
@@ -20,14 +25,16 @@ from __future__ import annotations
 import hashlib
 import importlib.abc
 import importlib.util
-from typing import Any, MutableMapping
-
-import jinja2
+from types import CodeType
+from typing import TYPE_CHECKING
 
 from kitbuild.pagecode import manifest
 from kitbuild.resources import templates_dir
 
-__all__ = ["CompiledLoader", "module_name", "settings"]
+if TYPE_CHECKING:
+    import jinja2
+
+__all__ = ["code_of", "module_name", "settings"]
 
 
 def module_name(template: str) -> str:
@@ -64,30 +71,30 @@ def settings(environment: jinja2.Environment, template: str) -> str:
     )
 
 
-class CompiledLoader(jinja2.BaseLoader):
-    """Loads a built-in template from its module; any other name, or one whose module is not
-    current, is not found here (a ChoiceLoader then asks the next loader, which compiles it)."""
+def recorded(template: str) -> tuple[str, str] | None:
+    """(sha256 of the text, settings) as the manifest records them for ``template``; None for a
+    template it does not hold. Read at each use, so that a manifest from an older layout only
+    turns the compiled templates off."""
+    entry = getattr(manifest, "TEMPLATES", {}).get(template)
+    if not (isinstance(entry, tuple) and len(entry) == 2 and all(isinstance(e, str) for e in entry)):
+        return None
+    return entry
 
-    def load(self, environment: jinja2.Environment, name: str, globals: MutableMapping[str, Any] | None = None) -> jinja2.Template:
-        # (name -> (sha256, settings)) as the manifest records it; read at each use, so that a
-        # manifest from an older layout only turns the compiled templates off.
-        recorded = getattr(manifest, "TEMPLATES", {}).get(name)
-        if not isinstance(recorded, tuple) or jinja2.__version__ != getattr(manifest, "JINJA2", None) or settings(environment, name) != recorded[1]:
-            raise jinja2.TemplateNotFound(name)
-        digest = recorded[0]
-        try:
-            data = (templates_dir() / name).read_bytes()
-        except OSError:
-            raise jinja2.TemplateNotFound(name) from None
-        if hashlib.sha256(data).hexdigest() != digest:
-            raise jinja2.TemplateNotFound(name)
-        # The module's code object, from its cached bytecode where Python keeps one.
-        spec = importlib.util.find_spec(module_name(name))
-        if spec is None or not isinstance(spec.loader, importlib.abc.InspectLoader):
-            raise jinja2.TemplateNotFound(name)
-        code = spec.loader.get_code(spec.name)
-        if code is None:
-            raise jinja2.TemplateNotFound(name)
-        # Run in a fresh namespace per environment, as jinja2's BaseLoader runs a template's
-        # code: its functions read the environment from their module's globals.
-        return environment.template_class.from_code(environment, code, globals if globals is not None else {})
+
+def code_of(template: str) -> CodeType | None:
+    """The code of ``template``'s module, when the built-in template's text is still the one it
+    was generated from; None otherwise (an edited template, a module or manifest missing)."""
+    entry = recorded(template)
+    if entry is None:
+        return None
+    try:
+        data = (templates_dir() / template).read_bytes()
+    except OSError:
+        return None
+    if hashlib.sha256(data).hexdigest() != entry[0]:
+        return None
+    # The module's code object, from its cached bytecode where Python keeps one.
+    spec = importlib.util.find_spec(module_name(template))
+    if spec is None or not isinstance(spec.loader, importlib.abc.InspectLoader):
+        return None
+    return spec.loader.get_code(spec.name)
