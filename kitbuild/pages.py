@@ -129,17 +129,16 @@ def page_context(provenance: Mapping[str, Any], index: Mapping[str, Any]) -> dic
     stored, table = provenance.get("figures", {}), provenance.get("figures_table", [])
     figures: dict[str, Any] = {}
     figures_table: list[dict[str, Any]] = []
-    from kitbuild.figures.errors import FigureSpecError
+    if stored or table:  # (the figure modules, and jinja2 with them, only then)
+        from kitbuild.figures import render_figures_table, views
+        from kitbuild.figures.errors import FigureSpecError
 
-    try:
-        if stored or table:  # (the figure modules, a fifth of this module's import, only then)
-            from kitbuild.figures import render_figures_table, views
-
+        try:
             figures = views(stored)
             figures_table = render_figures_table(table, figures)
-    except FigureSpecError as exc:
-        # A page text naming a part no figure has: the kit's own provenance.json cannot be rendered.
-        raise TemplateError(f"figures_table: {exc.message}") from None
+        except FigureSpecError as exc:
+            # A page text naming a part no figure has: the kit's own provenance.json cannot be rendered.
+            raise TemplateError(f"figures_table: {exc.message}") from None
     return {
         "title": provenance["title"],
         "date": provenance["date"],
