@@ -32,14 +32,12 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import dataclasses
 import functools
 import itertools
 import mmap
 import os
 import re
 import sys
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Generator, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import orjson
@@ -51,6 +49,7 @@ from kitbuild.memory import collector_paused, freed_blocks_kept, keep_freed_bloc
 from kitbuild.progress import SILENT, Progress
 from kitbuild.fileformat import format_of
 from kitbuild.schema import key_path
+from kitbuild.slotted import Slotted
 from kitbuild import crew, mapped
 from kitbuild.crew import Crew
 from kitbuild.speedups import COMPILED, DIGEST_LENGTH, MAX_NEEDLES, PREFIX, Data, census, count_starts, email_ats, quiet, record_walk, refill
@@ -91,58 +90,71 @@ def _sha256(data: bytes = b"") -> hashlib._Hash:
     return hashlib.sha256(data)
 
 
-@dataclass(frozen=True)
-class ScanPlan:
-    """What to look for in the kit's files; the same for every file."""
+class ScanPlan(Slotted):
+    """What to look for in the kit's files; the same for every file (not changed once made:
+    :meth:`~kitbuild.slotted.Slotted.replace` makes another)."""
 
-    records: frozenset[str]  # kit paths of record files: digests, words and pairs are read there
-    paths: frozenset[str]  # every kit path a record may pair with a digest
-    placeholders: tuple[str, ...] = ()
-    words: tuple[tuple[str, ...], ...] = ()  # per re-observable rule: the forms of the words it wrote
-    allow: tuple[str, ...] = ()
-    expect: Mapping[str, bytes] = field(default_factory=dict)  # page path -> the bytes it must have
-    block_size: int = BLOCK_SIZE
-    pair_limit: int = PAIR_PARSE_LIMIT
+    __slots__ = ("records", "paths", "placeholders", "words", "allow", "expect", "block_size", "pair_limit")
+
+    def __init__(
+        self,
+        records: frozenset[str],  # kit paths of record files: digests, words and pairs are read there
+        paths: frozenset[str],  # every kit path a record may pair with a digest
+        placeholders: tuple[str, ...] = (),
+        words: tuple[tuple[str, ...], ...] = (),  # per re-observable rule: the forms of the words it wrote
+        allow: tuple[str, ...] = (),
+        expect: Mapping[str, bytes] | None = None,  # page path -> the bytes it must have
+        block_size: int = BLOCK_SIZE,
+        pair_limit: int = PAIR_PARSE_LIMIT,
+    ) -> None:
+        self.records, self.paths, self.placeholders, self.words, self.allow = records, paths, placeholders, words, allow
+        self.expect: Mapping[str, bytes] = {} if expect is None else expect
+        self.block_size, self.pair_limit = block_size, pair_limit
 
 
 # What scans a file read in one piece: (path, bytes, plan, hex digest if known already).
 Whole = Callable[[str, bytes, ScanPlan, "str | None"], _T]
 
 
-@dataclass(frozen=True, slots=True)
-class Leak:
+class Leak(Slotted):
     """A leak shape at byte ``offset`` of a file (see :func:`locate` for its line and column)."""
 
-    code: str
-    offset: int
-    what: str
+    __slots__ = ("code", "offset", "what")
+
+    def __init__(self, code: str, offset: int, what: str) -> None:
+        self.code, self.offset, self.what = code, offset, what
 
 
-@dataclass(slots=True)
-class FileScan:
+class FileScan(Slotted):
     """What one pass learned about one file. Positions are byte offsets into the file."""
 
-    path: str
-    size: int = 0
-    sha256: str = ""
-    error: MemberError | None = None
-    digests: dict[str, list[int]] = field(default_factory=dict)  # lower-case hex -> [count, offset of the first]
-    placeholders: list[int] = field(default_factory=list)
-    words: list[int] = field(default_factory=list)
-    leaks: list[Leak] = field(default_factory=list)
-    # (key path, kit path, the digest it says) -> [how many records say so, offset of the first
-    # such NDJSON record, or None in a JSON document]. Placeholders are left out: they always hold.
-    pairs: dict[tuple[str, str, str], list[Any]] = field(default_factory=dict)
-    pairs_unread: bool = False  # a record that prints a digest but is too large or not parseable
-    page_diff: tuple[int, str, str] | None = None  # (line, expected line, found line)
+    __slots__ = ("path", "size", "sha256", "error", "digests", "placeholders", "words", "leaks", "pairs", "pairs_unread", "page_diff")
 
-    def __reduce__(self) -> tuple[type[FileScan], tuple[Any, ...]]:
-        # Its fields as one tuple: a worker sends 100,000 of these, and pickle's default for
-        # a slotted object (a state dict per object) costs the receiving process several times more.
-        return (FileScan, tuple(getattr(self, f) for f in _FILESCAN_FIELDS))
+    def __init__(
+        self,
+        path: str,
+        size: int = 0,
+        sha256: str = "",
+        error: MemberError | None = None,
+        digests: dict[str, list[int]] | None = None,  # lower-case hex -> [count, offset of the first]
+        placeholders: list[int] | None = None,
+        words: list[int] | None = None,
+        leaks: list[Leak] | None = None,
+        # (key path, kit path, the digest it says) -> [how many records say so, offset of the first
+        # such NDJSON record, or None in a JSON document]. Placeholders are left out: they always hold.
+        pairs: dict[tuple[str, str, str], list[Any]] | None = None,
+        pairs_unread: bool = False,  # a record that prints a digest but is too large or not parseable
+        page_diff: tuple[int, str, str] | None = None,  # (line, expected line, found line)
+    ) -> None:
+        self.path, self.size, self.sha256, self.error = path, size, sha256, error
+        self.digests: dict[str, list[int]] = {} if digests is None else digests
+        self.placeholders: list[int] = [] if placeholders is None else placeholders
+        self.words: list[int] = [] if words is None else words
+        self.leaks: list[Leak] = [] if leaks is None else leaks
+        self.pairs: dict[tuple[str, str, str], list[Any]] = {} if pairs is None else pairs
+        self.pairs_unread, self.page_diff = pairs_unread, page_diff
 
 
-_FILESCAN_FIELDS = tuple(f.name for f in dataclasses.fields(FileScan))
 
 
 # -- what a plan compiles to, once per process ----------------------------------------------------

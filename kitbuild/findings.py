@@ -21,8 +21,9 @@ Codes are grouped by the check that produces them:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from kitbuild.slotted import Slotted
 
 CODES: dict[str, str] = {
     # -- schema ---------------------------------------------------------------------------
@@ -125,20 +126,15 @@ def check_of(code: str) -> str:
     return _GROUP[code[2]]
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(Slotted):
     """One thing that does not hold, at a kit path (and a line, where it applies)."""
 
-    code: str
-    path: str
-    message: str
-    line: int | None = None
-    expected: str | None = None
-    found: str | None = None
+    __slots__ = ("code", "path", "message", "line", "expected", "found")
 
-    def __post_init__(self) -> None:
-        if self.code not in CODES:
-            raise ValueError(f"unknown finding code {self.code!r}")
+    def __init__(self, code: str, path: str, message: str, line: int | None = None, expected: str | None = None, found: str | None = None) -> None:
+        if code not in CODES:
+            raise ValueError(f"unknown finding code {code!r}")
+        self.code, self.path, self.message, self.line, self.expected, self.found = code, path, message, line, expected, found
 
     @property
     def where(self) -> str:

@@ -7,10 +7,12 @@ lists the record files (those copied from sources) in GNU coreutils' text format
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping
 
 from kitbuild.jsonfile import dump_json
+
+if TYPE_CHECKING:
+    from kitbuild.entries import Entry
 
 INDEX = "index.json"
 PROVENANCE = "provenance.json"
@@ -23,24 +25,6 @@ TEMPLATES_DIR = "_templates"
 # Files the build generates that index.json does not list (it cannot list itself, and the
 # pages and provenance are rendered from it).
 UNLISTED = (INDEX, PROVENANCE, README, INDEX_PAGE)
-
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """One listed file."""
-
-    path: str
-    size: int
-    sha256: str
-
-    @classmethod
-    def from_bytes(cls, path: str, data: bytes) -> "Entry":
-        from kitbuild.mapped import hexdigest  # at first use: verify imports this module before its workers fork
-
-        return cls(path, len(data), hexdigest(data))
-
-    def as_dict(self) -> dict[str, object]:
-        return {"path": self.path, "size": self.size, "sha256": self.sha256}
 
 
 def sums_text(records: Iterable[Entry]) -> bytes:

@@ -19,12 +19,12 @@ import operator
 import os
 import stat
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator, NamedTuple
 
 from kitbuild.errors import EXIT_FINDINGS, EXIT_USAGE, KitbuildError
 from kitbuild.findings import Finding
+from kitbuild.slotted import Slotted
 
 # REFUSED: an archive member the reader will not read (a hard link, a duplicate name, a size it
 # cannot hold); its finding comes from KitFS.findings(), not from the checks.
@@ -358,13 +358,18 @@ class FolderKit(KitFS):
 GIB = 1 << 30
 
 
-@dataclass(frozen=True)
-class ArchiveLimits:
+class ArchiveLimits(Slotted):
     """How much an archive may expand to before verify refuses to read it (documented in README.md)."""
 
-    total: int = 64 * GIB  # all members together; more: the archive is not read (exit 2)
-    member: int = 16 * GIB  # one member; more: that member is refused (KB116)
-    members: int = 1_000_000  # members; more: the archive is not read (exit 2)
+    __slots__ = ("total", "member", "members")
+
+    def __init__(
+        self,
+        total: int = 64 * GIB,  # all members together; more: the archive is not read (exit 2)
+        member: int = 16 * GIB,  # one member; more: that member is refused (KB116)
+        members: int = 1_000_000,  # members; more: the archive is not read (exit 2)
+    ) -> None:
+        self.total, self.member, self.members = total, member, members
 
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".zip")

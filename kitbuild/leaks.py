@@ -10,11 +10,11 @@ private text itself, so that a CI log of the report publishes nothing.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from kitbuild.digests import DIGEST_LENGTH, hex_runs
 from kitbuild.literals import LiteralFinder, find_together
+from kitbuild.slotted import Slotted
 from kitbuild.speedups import COMPILED, MAX_NEEDLES, Data, leftmost_starts
 
 # Shapes of paths that name a person or a machine's private folders, as bytes patterns. Each
@@ -30,14 +30,13 @@ GENERIC_SHAPES: tuple[tuple[str, bytes], ...] = (
 )
 
 
-@dataclass(frozen=True)
-class LeakFinding:
+class LeakFinding(Slotted):
     """Private text found in a kit file: ``path:line:col: what``."""
 
-    path: str
-    line: int
-    col: int
-    what: str
+    __slots__ = ("path", "line", "col", "what")
+
+    def __init__(self, path: str, line: int, col: int, what: str) -> None:
+        self.path, self.line, self.col, self.what = path, line, col, what
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}:{self.col}: {self.what}"

@@ -96,7 +96,7 @@ def _figure_tables(figures: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def _path_of(entry: Any) -> str:
-    """An index entry's path: a dict when read from a kit, an :class:`~kitbuild.index.Entry` in a build."""
+    """An index entry's path: a dict when read from a kit, an :class:`~kitbuild.entries.Entry` in a build."""
     # A dict first: the Mapping test goes through the ABC machinery, a microsecond an entry.
     return str(entry["path"] if type(entry) is dict or isinstance(entry, Mapping) else entry.path)
 

@@ -23,11 +23,6 @@ import stat
 from pathlib import Path
 from typing import Any
 
-# kitbuild.index's names, spelled out: that module imports dataclasses, and with it re and
-# inspect, 12 to 16 ms of CPU in the child while the workers hash (held equal by
-# tests/pagesahead_test.py).
-INDEX, PROVENANCE, README, INDEX_PAGE, BUILT_IN = "index.json", "provenance.json", "README.md", "index.html", "built-in"
-
 # The two files are read whole by the command line before verify reads them again; past this
 # size (a kit of a million files) the second read and the compare cost more than they save.
 READ_LIMIT = 64 << 20
@@ -59,6 +54,7 @@ def render(index: bytes, provenance: bytes) -> dict[str, bytes] | None:
     where verify would not, or could not, do just that (it then renders, or reports, itself)."""
     import orjson
 
+    from kitbuild.index import BUILT_IN, INDEX_PAGE, README
     from kitbuild.pages import page_context, render_pages
 
     try:
@@ -84,6 +80,8 @@ class PagesAhead:
         if not hasattr(os, "fork"):
             return None
         folder = Path(kit)
+        from kitbuild.index import INDEX, PROVENANCE
+
         index = _read(folder, INDEX)
         provenance = _read(folder, PROVENANCE) if index is not None else None
         if index is None or provenance is None:

@@ -4,7 +4,6 @@ of the file read."""
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import mmap
 import os
@@ -175,7 +174,7 @@ def _big(tmp_path: Path) -> tuple[Path, bytes]:
 
 
 def _fields(scan: filescan.FileScan) -> tuple[object, ...]:
-    return tuple(getattr(scan, f.name) for f in dataclasses.fields(scan))
+    return tuple(getattr(scan, name) for name in filescan.FileScan.__slots__)
 
 
 @needs_sha
@@ -187,7 +186,7 @@ def test_a_mapped_scan_is_the_scan_of_the_bytes(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setattr(mapped, "windows", lambda fd, size: (taken.append(len(w)) or w for w in real(fd, size)))
     scan = filescan.scan_file(FolderKit(folder), "big.ndjson", PLAN)
     assert sum(taken) == len(data) and len(taken) > 3  # it was mapped, window by window
-    whole = scan_bytes("big.ndjson", data, dataclasses.replace(PLAN, block_size=len(data) + 1))
+    whole = scan_bytes("big.ndjson", data, PLAN.replace(block_size=len(data) + 1))
     assert _fields(scan) == _fields(whole)
     assert scan.placeholders == [0] and scan.words == [600] and len(scan.leaks) == 600
 
@@ -248,7 +247,7 @@ def _run(tmp_path: Path) -> tuple[Path, list[str], dict[str, bytes]]:
 
 
 def _plan_of(files: dict[str, bytes]) -> ScanPlan:
-    return dataclasses.replace(PLAN, records=frozenset(files))
+    return PLAN.replace(records=frozenset(files))
 
 
 @needs_sha

@@ -17,7 +17,8 @@ import pytest
 
 import kitbuild.pages as pages
 from kitbuild.commands.demo import demo
-from kitbuild.index import Entry, index_document
+from kitbuild.entries import Entry
+from kitbuild.index import index_document
 from kitbuild.pagecode import plain
 from kitbuild.pagecode.manifest import JINJA2
 from kitbuild.pages import FILES_LISTED_PER_FOLDER, FILTERS, PAGE_TEMPLATES, TemplateError, page_context, render_pages, render_with_jinja2
@@ -175,7 +176,7 @@ def test_an_edited_template_is_left_to_jinja2(monkeypatch: pytest.MonkeyPatch, t
     assert render_pages(context())["README.md"].endswith(b"T <b> again\n")
 
 
-def test_the_page_child_imports_neither_jinja2_nor_kitbuild_index_nor_the_figures(tmp_path: Path) -> None:
+def test_the_page_child_imports_neither_jinja2_nor_dataclasses_nor_the_figures(tmp_path: Path) -> None:
     # What verify's page child runs (kitbuild.pagesahead.render), in a fresh interpreter.
     ctx = _generated(3)
     provenance = {**ctx["provenance"], "pages": {"README.md": "built-in", "index.html": "built-in"}}
@@ -184,7 +185,7 @@ def test_the_page_child_imports_neither_jinja2_nor_kitbuild_index_nor_the_figure
     probe = (
         "import sys; from pathlib import Path; from kitbuild.pagesahead import render; d = Path(sys.argv[1]);"
         "out = render((d / 'index.json').read_bytes(), (d / 'provenance.json').read_bytes());"
-        "print(sorted(out), [m for m in ('jinja2', 'kitbuild.index', 'dataclasses', 'kitbuild.figures') if m in sys.modules])"
+        "print(sorted(out), [m for m in ('jinja2', 'dataclasses', 'kitbuild.figures') if m in sys.modules])"
     )
     result = subprocess.run([sys.executable, "-c", probe, str(tmp_path)], capture_output=True, text=True, check=True)
     assert result.stdout == "['README.md', 'index.html'] []\n"

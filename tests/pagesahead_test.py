@@ -168,9 +168,3 @@ def test_verify_compares_the_pages_against_those_rendered_ahead(kits: Path) -> N
     assert verify(kits / "own", jobs=1, pages_ahead=own).exit_code == 0  # type: ignore[arg-type]
     assert own.asked == []
 
-
-def test_the_names_spelled_out_are_kitbuild_index_names() -> None:
-    from kitbuild import index
-
-    spelled = (pagesahead.INDEX, pagesahead.PROVENANCE, pagesahead.README, pagesahead.INDEX_PAGE, pagesahead.BUILT_IN)
-    assert spelled == (index.INDEX, index.PROVENANCE, index.README, index.INDEX_PAGE, index.BUILT_IN)

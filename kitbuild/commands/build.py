@@ -22,7 +22,7 @@ from kitbuild import index as kit_index
 from kitbuild.config import DEFAULT_CONFIG, Config, check_out, load_config
 from kitbuild.digests import DIGEST_LENGTH
 from kitbuild.errors import ConfigError, LeakError
-from kitbuild.index import Entry
+from kitbuild.entries import Entry
 from kitbuild.jsonfile import dump_json
 from kitbuild.leaks import LeakFinding, LeakScanner, distinct
 from kitbuild.matchers import Matcher

@@ -12,7 +12,6 @@ The codes (KB7xx) are documented in :data:`kitbuild.findings.CODES`.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
 import orjson
@@ -20,6 +19,7 @@ import orjson
 from kitbuild.errors import KitbuildError
 from kitbuild.figures.errors import FigureError, FigureSpecError
 from kitbuild.findings import Finding
+from kitbuild.slotted import Slotted
 
 if TYPE_CHECKING:
     from kitbuild.figures.files import KitFiles
@@ -34,13 +34,15 @@ PAGES = ("README.md", "index.html")
 PAGE_LOOKUPS = 20
 
 
-@dataclass
-class FigureReport:
+class FigureReport(Slotted):
     """What the figure checks found (``findings``) and counted (``lines``, for verify's report)."""
 
-    findings: list[Finding] = field(default_factory=list)
-    lines: list[str] = field(default_factory=list)
-    skipped: str | None = None
+    __slots__ = ("findings", "lines", "skipped")
+
+    def __init__(self, findings: list[Finding] | None = None, lines: list[str] | None = None, skipped: str | None = None) -> None:
+        self.findings: list[Finding] = [] if findings is None else findings
+        self.lines: list[str] = [] if lines is None else lines
+        self.skipped = skipped
 
 
 def _plural(n: int, word: str, plural: str | None = None) -> str:

@@ -101,7 +101,7 @@ class _Environment:
         elif kind is _Loop and attribute == "last":
             return obj.last
         elif attribute in getattr(kind, "__dataclass_fields__", ()) and not attribute.startswith("_"):
-            # A build's index entries (kitbuild.index.Entry): a field is a plain attribute, which
+            # A build's index entries (kitbuild.entries.Entry): a field is a plain attribute, which
             # the sandbox returns as it is.
             return getattr(obj, attribute)
         raise Refused

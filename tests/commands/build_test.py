@@ -532,7 +532,8 @@ def test_kit_yaml_written_by_the_fixture_is_what_the_issue_shows(sample):
 
 
 def test_index_and_sums_sort_whatever_order_they_are_given():
-    from kitbuild.index import Entry, index_json, sums_text
+    from kitbuild.entries import Entry
+    from kitbuild.index import index_json, sums_text
 
     entries = [Entry("run/b", 1, "b" * 64), Entry("SHA256SUMS", 2, "c" * 64), Entry("run/a", 3, "a" * 64)]
     assert sums_text(entries) == f"{'c' * 64}  SHA256SUMS\n{'a' * 64}  run/a\n{'b' * 64}  run/b\n".encode()

@@ -18,7 +18,8 @@ import orjson
 import yaml
 
 from kitbuild import build
-from kitbuild.index import Entry, index_json, sums_text
+from kitbuild.entries import Entry
+from kitbuild.index import index_json, sums_text
 from kitbuild.jsonfile import dump_json
 from kitbuild.progress import Progress
 

@@ -7,7 +7,6 @@ of every record for the pairs. No timings here: the speed lives in bench/.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import mmap
 import os
@@ -228,7 +227,7 @@ def test_a_file_read_into_the_reused_buffer_gives_the_scan_of_the_whole(tmp_path
     data = b"".join(parts)
     folder = tmp_path_factory.mktemp("kit")
     (folder / path).write_bytes(data)
-    plan = dataclasses.replace(PLAN, block_size=size)
+    plan = PLAN.replace(block_size=size)
     read = filescan.scan_file(FolderKit(folder), path, plan)
     assert read.error is None
     whole = scan_bytes(path, data, PLAN)
@@ -244,8 +243,8 @@ def test_a_file_many_windows_long_read_in_place_gives_the_scan_of_the_whole(tmp_
     data = b"".join(parts) * (40_000 // max(1, len(b"".join(parts))) + 1)
     folder = tmp_path_factory.mktemp("kit")
     (folder / path).write_bytes(data)
-    read = filescan.scan_file(FolderKit(folder), path, dataclasses.replace(PLAN, block_size=size))
-    whole = scan_bytes(path, data, dataclasses.replace(PLAN, block_size=len(data) + 1))
+    read = filescan.scan_file(FolderKit(folder), path, PLAN.replace(block_size=size))
+    whole = scan_bytes(path, data, PLAN.replace(block_size=len(data) + 1))
     assert read.error is None
     assert _summary(read) == _summary(whole)
 
@@ -255,7 +254,7 @@ def test_a_json_document_read_in_blocks_is_parsed_whole(tmp_path: Path) -> None:
     data = orjson.dumps({"pad": pad, "reads": {"path": TARGET, "sha256": DIGEST}, "more": pad})
     (tmp_path / "r.json").write_bytes(data)
     for size in (100, 4096, 1 << 20):
-        plan = dataclasses.replace(PLAN, block_size=size)
+        plan = PLAN.replace(block_size=size)
         scan = filescan.scan_file(FolderKit(tmp_path), "r.json", plan)
         assert (scan.pairs, scan.pairs_unread) == ({("reads.sha256", TARGET, DIGEST): [1, None]}, False)
         assert scan.sha256 == hashlib.sha256(data).hexdigest()

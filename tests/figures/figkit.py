@@ -14,7 +14,8 @@ from typing import Any
 import orjson
 import yaml
 
-from kitbuild.index import Entry, index_json, sums_text
+from kitbuild.entries import Entry
+from kitbuild.index import index_json, sums_text
 from kitbuild.pages import page_context, render_pages
 
 AS = "bench-2026"
