@@ -159,7 +159,8 @@ def test_the_plain_runtime_gives_what_they_do_ask_for() -> None:
     assert list(env.call(None, env.getattr(d, "items"), _loop_vars={})) == [("as", "run"), ("items", "a key")]
     assert env.getattr(Entry("p", 1, "d"), "size") == 1
     assert [(item, loop.last) for item, loop in plain._Loop("abc", None)] == [("a", False), ("b", False), ("c", True)]
-    assert str(plain._Undefined("an if without else")) == ""
+    assert str(plain._Undefined("an if without else")) == "" and not plain._Undefined()
+    assert (str(jinja2.Undefined("an if without else")), bool(jinja2.Undefined())) == ("", False)  # as jinja2's
 
 
 def test_an_edited_template_is_left_to_jinja2(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

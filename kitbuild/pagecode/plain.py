@@ -55,6 +55,9 @@ class _Undefined:
     def __str__(self) -> str:
         return ""
 
+    def __bool__(self) -> bool:
+        return False
+
 
 class _Loop:
     """A ``for`` loop's ``loop``, with the one attribute the built-in templates read: ``last``."""
