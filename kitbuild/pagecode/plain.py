@@ -144,13 +144,9 @@ def _runtime() -> SimpleNamespace:
         TemplateRuntimeError=Refused,
         identity=lambda x: x,
         internalcode=lambda f: f,
-        # Names jinja2 imports into every template's code, which the built-in ones do not use.
-        Macro=_refuse,
-        Namespace=_refuse,
         TemplateNotFound=Refused,
-        TemplateReference=_refuse,
-        markup_join=_refuse,
-        str_join=_refuse,
+        # Names jinja2 imports into every template's code, which the built-in ones do not use.
+        **dict.fromkeys(("Macro", "Namespace", "TemplateReference", "markup_join", "str_join"), _refuse),
     )
 
 
