@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from kitbuild.mapped import hexdigest
 
+
 @dataclass(frozen=True, slots=True)
 class Entry:
     """One listed file."""

@@ -155,8 +155,6 @@ class FileScan(Slotted):
         self.pairs_unread, self.page_diff = pairs_unread, page_diff
 
 
-
-
 # -- what a plan compiles to, once per process ----------------------------------------------------
 
 

@@ -166,8 +166,9 @@ def page_context(provenance: Mapping[str, Any], index: Mapping[str, Any]) -> dic
 def render_pages(context: Mapping[str, Any], custom: Mapping[str, str] | None = None) -> dict[str, bytes]:
     """Each page name -> its bytes. ``custom`` maps a template name (e.g. README.md.j2) to its text.
 
-    A built-in template is rendered without jinja2 where kitbuild.pagecode.plain can (the same
-    bytes); the rest, and any page it leaves, with jinja2 (:func:`render_with_jinja2`).
+    The built-in templates are rendered without jinja2 where kitbuild.pagecode.plain can (the
+    same bytes); with a kit's own template, or a page plain leaves, both pages are rendered with
+    jinja2 (:func:`render_with_jinja2`).
     """
     from kitbuild.pagecode import plain
 
