@@ -114,3 +114,13 @@ def test_the_stolen_share_is_read_from_the_summary_line_of_proc_stat() -> None:
     if now is not None:  # (Linux)
         total, stolen = now
         assert 0 <= stolen <= total
+
+
+def test_priming_touches_the_memory_it_then_frees() -> None:
+    run = _run_module()
+    # Memory allocated but never written (calloc's, say) would leave the host's pages where
+    # they are: the child's peak shows the bytes were written.
+    nbytes = 96 << 20
+    _, peak_kib = run.timed([sys.executable, "-S", "-c", run._PRIME, str(nbytes)])
+    assert peak_kib * 1024 >= nbytes
+    run.prime(1 << 20)  # runs, and returns once the child is gone
