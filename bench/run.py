@@ -85,21 +85,24 @@ def timed(cmd: list[str], cwd: Path | None = None) -> tuple[float, int]:
 _PRIME = "import sys; b'\\x01' * int(sys.argv[1])"
 
 
+def prime_command(nbytes: int) -> list[str]:
+    return [PY, "-S", "-c", _PRIME, str(nbytes)]
+
+
 def prime(nbytes: int) -> None:
-    """Free, right before a case that writes ``nbytes``, as much memory that was touched a moment ago.
+    """Free, right before a case that writes ``nbytes``, that much memory written a moment ago.
 
     These machines are virtual, and their host takes back the memory the guest leaves free
-    (the kernel reports free blocks to it after about two seconds); a later first write to such
-    a page waits for the host to give it back. A case that writes gigabytes was therefore as fast
-    as the memory freed just before it was new: build A on two jobs took 2.9 to 3.2 s right after
-    a fresh kit was deleted, and 3.4 to 3.6 s when that deletion was 12 or 24 s old. In the run
-    the two-job build came after cases that freed nothing, while the one-job build came right
-    after the deletion of the kit the build before it had just written, and the speed-up read
-    1.43 to 1.57 where the same code, each build after a fresh deletion, gave 1.7 to 2.0. Every
-    case whose time a goal compares with another's, kitbuild's and the baselines' alike, now
-    starts with the memory it will write just freed. On a machine whose free memory stays its
-    own this is a memset of a few GiB."""
-    subprocess.run([PY, "-S", "-c", _PRIME, str(nbytes)], check=True)
+    (the kernel reports free blocks to it a few at a time, every two seconds); a later first
+    write to such a page waits for the host to give it back. A case that writes gigabytes was
+    therefore as fast as the memory freed just before it was new: build A on two jobs took 2.9
+    to 3.2 s right after a fresh kit was deleted and 3.4 to 3.6 s when that deletion was 12 or
+    24 s old; cp A, which came after cases that freed nothing, took 4.58 s in run 19 and, so
+    primed, 1.61 s in run 20 (README, Performance). Every case whose time a goal compares with another's,
+    kitbuild's and the baselines' alike, starts with the memory it will write just freed (the
+    two builds of A also need the same step before them: see after_replacing in main). On a
+    machine whose free memory stays its own this is a memset of a few GiB."""
+    subprocess.run(prime_command(nbytes), check=True)
 
 
 def _hash_worker(paths: list[str]) -> float:

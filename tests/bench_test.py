@@ -121,6 +121,5 @@ def test_priming_touches_the_memory_it_then_frees() -> None:
     # Memory allocated but never written (calloc's, say) would leave the host's pages where
     # they are: the child's peak shows the bytes were written.
     nbytes = 96 << 20
-    _, peak_kib = run.timed([sys.executable, "-S", "-c", run._PRIME, str(nbytes)])
+    _, peak_kib = run.timed(run.prime_command(nbytes))
     assert peak_kib * 1024 >= nbytes
-    run.prime(1 << 20)  # runs, and returns once the child is gone
