@@ -86,6 +86,7 @@ _PRIME = "import sys; b'\\x01' * int(sys.argv[1])"
 
 
 def prime_command(nbytes: int) -> list[str]:
+    """The command :func:`prime` runs: a child that writes ``nbytes`` of new memory and exits."""
     return [PY, "-S", "-c", _PRIME, str(nbytes)]
 
 
