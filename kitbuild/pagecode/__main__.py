@@ -7,12 +7,12 @@ right, only compiled on every use.
 
 from __future__ import annotations
 
-import hashlib
 import sys
 from pathlib import Path
 
 import jinja2
 
+from kitbuild.mapped import hexdigest
 from kitbuild.pagecode import module_name, settings
 from kitbuild.pages import PAGE_TEMPLATES, _environment
 from kitbuild.resources import templates_dir
@@ -27,7 +27,7 @@ def generated() -> dict[str, str]:
     recorded: dict[str, tuple[str, str]] = {}
     for name in sorted(PAGE_TEMPLATES.values()):
         source, _, _ = env.loader.get_source(env, name)  # type: ignore[union-attr]
-        recorded[name] = (hashlib.sha256((templates_dir() / name).read_bytes()).hexdigest(), settings(env, name))
+        recorded[name] = (hexdigest((templates_dir() / name).read_bytes()), settings(env, name))  # as code_of checks it
         code = env.compile(source, name, raw=True)
         # jinja2's code is untyped and reads 'environment', which the loader puts in its namespace.
         header = f"# Generated from templates/{name} by `python -m kitbuild.pagecode`; do not edit.\n# mypy: ignore-errors\n"
