@@ -52,22 +52,37 @@ def warm(*folders: Path) -> None:
                         pass
 
 
-# Runs one command and reports its wall time and peak resident memory. It runs in a fresh, small
-# interpreter because Linux starts a child's peak at the size of the process that spawned it:
-# spawned from this one (which held the workloads' generator), every command would read as at
-# least that big.
+# Runs one command and reports its wall time, peak resident memory and processor time. It runs in
+# a fresh, small interpreter because Linux starts a child's peak at the size of the process that
+# spawned it: spawned from this one (which held the workloads' generator), every command would
+# read as at least that big.
 _LAUNCHER = """
 import os, sys, time
 start = time.perf_counter()
 pid = os.posix_spawnp(sys.argv[1], sys.argv[1:], os.environ)
 _, status, usage = os.wait4(pid, 0)
 elapsed = time.perf_counter() - start
-print(os.waitstatus_to_exitcode(status), elapsed, usage.ru_maxrss, file=sys.stderr)
+print(os.waitstatus_to_exitcode(status), elapsed, usage.ru_maxrss, usage.ru_utime + usage.ru_stime, file=sys.stderr)
 """
 
 
-def timed(cmd: list[str], cwd: Path | None = None) -> tuple[float, int]:
-    """Wall seconds and peak resident memory (KiB, largest process of the tree) of one command."""
+class Timing:
+    """One timed run of a command: wall seconds, peak resident memory (KiB, the largest process
+    of its tree) and processor seconds (user and system, of every process of its tree).
+
+    The processor time is what tells the host's noise from the code's: on this shared machine a
+    run of the same work on both cores took 0.73 to 1.11 s while its processor time went from 1.17
+    to 1.76 s, with steal under 1 % (another guest on the same physical cores), so a slow run that
+    also took more processor time for the same work was slowed from outside."""
+
+    __slots__ = ("seconds", "peak_kib", "cpu_seconds")
+
+    def __init__(self, seconds: float, peak_kib: int, cpu_seconds: float) -> None:
+        self.seconds, self.peak_kib, self.cpu_seconds = seconds, peak_kib, cpu_seconds
+
+
+def timed(cmd: list[str], cwd: Path | None = None) -> Timing:
+    """One run of ``cmd`` (see :class:`Timing`); a command that fails stops the benchmark."""
     # stderr goes to a file, not a pipe: bagit logs a line per file, and a pipe nobody reads
     # until the command ends would fill and stop it.
     with tempfile.TemporaryFile() as errors:
@@ -75,10 +90,10 @@ def timed(cmd: list[str], cwd: Path | None = None) -> tuple[float, int]:
         errors.seek(0)
         log = errors.read()
     last = log.rstrip().rsplit(b"\n", 1)[-1].split()
-    if proc.returncode != 0 or len(last) != 3 or last[0] != b"0":
+    if proc.returncode != 0 or len(last) != 4 or last[0] != b"0":
         tail = log[-2000:].decode(errors="replace")
         raise SystemExit(f"benchmark command failed: {' '.join(cmd)}\n{tail}")
-    return float(last[1]), int(last[2])
+    return Timing(float(last[1]), int(last[2]), float(last[3]))
 
 
 # Touches the given number of bytes of new memory and exits, which frees them (see prime).
@@ -402,6 +417,7 @@ def main() -> None:
     # opens to a measure of throughput).
     floor_files = sorted(f for f in (w["A"] / "kit").rglob("*") if f.is_file() and f.stat().st_size >= 1 << 20)
     times: dict[str, list[float]] = {name: [] for name, *_ in cases}
+    cpu: dict[str, list[float]] = {name: [] for name, *_ in cases}  # processor seconds of each run
     peaks: dict[str, int] = {name: 0 for name, *_ in cases}
     floors: list[float] = []
     steals: list[float | None] = []  # each timed round's stolen share (see cpu_times)
@@ -420,10 +436,11 @@ def main() -> None:
             warm(*inputs)
             if name in writes:
                 prime(writes[name])
-            seconds, peak = timed(cmd(), cwd)
+            timing = timed(cmd(), cwd)
             if round_no:
-                times[name].append(seconds)
-                peaks[name] = max(peaks[name], peak)
+                times[name].append(timing.seconds)
+                cpu[name].append(timing.cpu_seconds)
+                peaks[name] = max(peaks[name], timing.peak_kib)
         if round_no:
             steals.append(steal_share(round_began, cpu_times()))
         done(f"round {round_no} done" + (" (warm-up)" if not round_no else ""))
@@ -459,9 +476,13 @@ def main() -> None:
     memory = {name: peaks[name] / 1024 for name in ("build C", "verify C", "build D", "verify D")}
 
     lines = [
-        "| case | median s | min–max s |",
-        "|---|---:|---:|",
-        *[f"| {name} | {med[name]:.2f} | {min(times[name]):.2f}–{max(times[name]):.2f} |" for name, *_ in cases],
+        "| case | median s | min–max s | processor s, median | min–max |",
+        "|---|---:|---:|---:|---:|",
+        *[
+            f"| {name} | {med[name]:.2f} | {min(times[name]):.2f}–{max(times[name]):.2f}"
+            f" | {statistics.median(cpu[name]):.2f} | {min(cpu[name]):.2f}–{max(cpu[name]):.2f} |"
+            for name, *_ in cases
+        ],
         "",
         f"Hash floor (hashlib reading and hashing A's files, 2 processes): {throughput / 1e9:.2f} GB/s; one process {one_core / 1e9:.2f} GB/s.",
         "Processor time the host gave to others (steal) in each timed round: "
@@ -489,7 +510,7 @@ def main() -> None:
         "hash_floor_bytes_per_s": throughput,
         "hash_one_process_bytes_per_s": one_core,
         "steal_per_round": steals,
-        "cases": {name: {"median_s": med[name], "min_s": min(times[name]), "max_s": max(times[name]), "runs_s": times[name], "peak_rss_mib": peaks[name] / 1024} for name, *_ in cases},
+        "cases": {name: {"median_s": med[name], "min_s": min(times[name]), "max_s": max(times[name]), "runs_s": times[name], "cpu_s": cpu[name], "peak_rss_mib": peaks[name] / 1024} for name, *_ in cases},
         "goals": [{"goal": n, "ratio": r, "target": t} for n, r, t in goals],
         "table": table,
     }

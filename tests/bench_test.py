@@ -121,5 +121,16 @@ def test_priming_touches_the_memory_it_then_frees() -> None:
     # Memory allocated but never written (calloc's, say) would leave the host's pages where
     # they are: the child's peak shows the bytes were written.
     nbytes = 96 << 20
-    _, peak_kib = run.timed(run.prime_command(nbytes))
-    assert peak_kib * 1024 >= nbytes
+    assert run.timed(run.prime_command(nbytes)).peak_kib * 1024 >= nbytes
+
+
+def test_a_run_counts_the_processor_time_of_its_whole_tree() -> None:
+    run = _run_module()
+    # Half a second of work in a grandchild (as kitbuild's workers are), against half a second
+    # of sleep: only the first is processor time, and the grandchild's counts toward its run.
+    spin = "import time\nend = time.process_time() + 0.5\nwhile time.process_time() < end: pass"
+    nested = f"import subprocess, sys; subprocess.run([sys.executable, '-S', '-c', {spin!r}], check=True)"
+    busy = run.timed([sys.executable, "-S", "-c", nested])
+    idle = run.timed([sys.executable, "-S", "-c", "import time; time.sleep(0.5)"])
+    assert busy.cpu_seconds >= 0.45
+    assert idle.cpu_seconds < 0.3 <= idle.seconds
