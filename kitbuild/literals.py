@@ -17,7 +17,11 @@ found by ``speedups.find_starts``, which tests all of them 16 bytes at a time. W
 is faster depends on the literals more than on anything one can reason about: the automaton picks
 its own prefilter, and ran the gate's 12 shape anchors at 1.7 GB/s but verify's 15 at 16 GB/s,
 where find_starts runs both at about 5. So each such finder times both once, on fixed samples,
-and keeps the faster; both give the same matches. More literals than find_starts takes (a
+and keeps the faster; both give the same matches. Binary data and text are timed and chosen
+apart: verify's 15 ran at 14.9 GB/s through the automaton and 9.2 through find_starts on random
+bytes, but at 6.8 and 9.4 on records, and one choice timed on both summed their costs to within
+a percent, so that each worker of one verify took either search for the binary files of
+workload A as the timing fell. More literals than find_starts takes (a
 thousand box names) are found through the common prefixes of at most 16 groups of them (see
 :class:`_Groups`), unless those prefixes turn out common in the data searched.
 """
@@ -38,6 +42,16 @@ Boundary = Callable[[bytes, int, int, int, int], bool]
 
 
 _SAMPLES: tuple[bytes, bytes] | None = None
+# A search's data is binary when a NUL is among its first bytes (as the leak scan tells it), and
+# is then searched as the binary sample timed fastest; otherwise as the record sample did.
+BINARY, TEXT = 0, 1  # the kinds, as indexes into _samples()
+_SNIFF = 4096
+
+
+def kind_of(data: Data, lo: int = 0, hi: int | None = None) -> int:
+    """:data:`BINARY` or :data:`TEXT`: whether ``data[lo:hi]`` has a NUL in its first bytes."""
+    stop = lo + _SNIFF if hi is None else min(hi, lo + _SNIFF)
+    return BINARY if data.find(b"\0", lo, stop) >= 0 else TEXT
 
 
 def _samples() -> tuple[bytes, bytes]:
@@ -81,7 +95,9 @@ class LiteralFinder:
             # 12 shape anchors: 0.2 GB/s, against 2.7).
             if not COMPILED:
                 self._singles = [ahocorasick_rs.BytesAhoCorasick([n]) for n in self._needles]
-        self._by_occurrences: bool | None = None  # decided by _calibrate at the first search
+        # For binary data and for text (BINARY, TEXT), each decided by _calibrate at the first
+        # search of that kind.
+        self._by_occurrences: list[bool | None] = [None, None]
         self._groups: _Groups | None = None
         if boundary is None and len(self.literals) > MAX_NEEDLES and COMPILED:
             self._groups = _Groups.of(self.literals)
@@ -102,7 +118,7 @@ class LiteralFinder:
             if found is not None:
                 return found
             self._groups = None  # prefixes too common in these files: the automaton from now on
-        if self._by_every_occurrence():
+        if self._by_every_occurrence(data, lo, hi):
             return self._leftmost_longest(self._occurrences(data, lo, hi))
         view = data if (lo == 0 and hi == len(data)) else memoryview(data)[lo:hi]
         found = self._longest.find_matches_as_indexes(view)
@@ -123,26 +139,29 @@ class LiteralFinder:
             out.append((s, e, i))
         return out
 
-    def _by_every_occurrence(self) -> bool:
-        """Whether this finder picks its matches from every occurrence (see :meth:`_calibrate`)."""
+    def _by_every_occurrence(self, data: Data, lo: int = 0, hi: int | None = None) -> bool:
+        """Whether this finder picks its matches in ``data[lo:hi]`` from every occurrence (see
+        :meth:`_calibrate`)."""
         if self._needles is None:
             return False
-        if self._by_occurrences is None:
-            self._by_occurrences = self._calibrate()
-        return self._by_occurrences
+        kind = kind_of(data, lo, hi)
+        chosen = self._by_occurrences[kind]
+        if chosen is None:
+            chosen = self._by_occurrences[kind] = self._calibrate(kind)
+        return chosen
 
-    def _calibrate(self) -> bool:
+    def _calibrate(self, kind: int) -> bool:
         """Whether picking from every occurrence beats the automaton for these literals, timed on
-        binary and on record-like samples (about a millisecond, once per finder and process)."""
-        costs = [0.0, 0.0]
-        for sample in _samples():
-            for k, search in enumerate((lambda: self._longest.find_matches_as_indexes(sample), lambda: self._occurrences(sample, 0, len(sample)))):
-                best = float("inf")
-                for _ in range(3):
-                    start = time.perf_counter()
-                    search()
-                    best = min(best, time.perf_counter() - start)
-                costs[k] += best
+        the sample of ``kind`` (about half a millisecond, once per finder, kind and process)."""
+        sample = _samples()[kind]
+        costs = []
+        for search in (lambda: self._longest.find_matches_as_indexes(sample), lambda: self._occurrences(sample, 0, len(sample))):
+            best = float("inf")
+            for _ in range(3):
+                start = time.perf_counter()
+                search()
+                best = min(best, time.perf_counter() - start)
+            costs.append(best)
         return costs[1] < costs[0]
 
     def _occurrences(self, data: Data, lo: int, hi: int) -> list[tuple[int, int]]:
@@ -285,7 +304,7 @@ def find_together(finders: Sequence[LiteralFinder], data: Data) -> list[list[Mat
     needle, found in one pass, splits into each finder's own, from which it picks its matches as
     its own search would.
     """
-    if not (COMPILED and all(f._by_every_occurrence() and f._singles is None for f in finders)):
+    if not (COMPILED and all(f._by_every_occurrence(data) and f._singles is None for f in finders)):
         return [f.find(data) for f in finders]
     needles = tuple(n for f in finders for n in f._needles or ())
     if len(needles) > MAX_NEEDLES:

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import example, given, settings
 
 import kitbuild.literals as literals_module
-from kitbuild.literals import LiteralFinder, find_together
+from kitbuild.literals import BINARY, TEXT, LiteralFinder, find_together, kind_of
 from kitbuild.matchers import Matcher, name_boundary
 from kitbuild.rewrite import Rewriter
 from kitbuild.speedups import MAX_NEEDLES
@@ -192,18 +192,39 @@ def test_boundary_free_finders_give_the_automatons_matches(case: tuple[list[byte
 def by_occurrences(finder: LiteralFinder) -> LiteralFinder:
     """``finder``, made to pick from every occurrence whatever its timing would choose."""
     if finder._needles is not None:
-        finder._by_occurrences = True
+        finder._by_occurrences = [True, True]
     return finder
 
 
-def test_a_finder_times_its_two_searches_once_and_keeps_one() -> None:
+def test_a_finder_times_its_two_searches_once_per_kind_of_data_and_keeps_one() -> None:
     finder = LiteralFinder([b"/home/", b"/Users/", b"file://"])
-    assert finder._by_occurrences is None
+    assert finder._by_occurrences == [None, None]
     assert finder.find(b"see /home/ada") == [(4, 10, 0)]
-    chosen = finder._by_occurrences
-    assert isinstance(chosen, bool)
+    text = finder._by_occurrences[TEXT]
+    assert isinstance(text, bool) and finder._by_occurrences[BINARY] is None  # text: its own timing
     finder.find(b"and /Users/ada")
-    assert finder._by_occurrences is chosen
+    assert finder._by_occurrences == [None, text]
+    assert finder.find(b"\0\x01/home/") == [(2, 8, 0)]
+    binary = finder._by_occurrences[BINARY]
+    assert isinstance(binary, bool) and finder._by_occurrences[TEXT] is text
+
+
+def test_binary_data_and_text_are_each_searched_the_way_their_own_sample_timed_fastest() -> None:
+    # Each kind goes to the search its choice names, whatever the other kind chose: a finder that
+    # times the automaton faster on binary data and find_starts faster on text must use each.
+    finder = LiteralFinder([b"/home/", b"/Users/", b"file://"])
+    finder._by_occurrences = [False, True]  # [BINARY, TEXT]
+    calls: list[str] = []
+    real = finder._occurrences
+    finder._occurrences = lambda *a: calls.append("occurrences") or real(*a)  # type: ignore[method-assign]
+    assert finder.find(b"\0 /home/a") == [(2, 8, 0)]
+    assert calls == []  # binary: the automaton
+    assert finder.find(b"x /home/a") == [(2, 8, 0)]
+    assert calls == ["occurrences"]  # text: every occurrence
+    # Where in the data it looks: at the region searched, not at the start of the buffer.
+    assert kind_of(b"\0" + b"a" * 10, 1) == TEXT and kind_of(b"a\0b", 0) == BINARY
+    assert kind_of(b"a" * 5000 + b"\0") == TEXT  # only the first bytes are looked at
+    assert kind_of(b"ab\0", 0, 2) == TEXT  # nor past the region's end
 
 
 def test_a_few_literals_without_boundaries_take_the_search_of_every_occurrence() -> None:
