@@ -17,11 +17,15 @@ found by ``speedups.find_starts``, which tests all of them 16 bytes at a time. W
 is faster depends on the literals more than on anything one can reason about: the automaton picks
 its own prefilter, and ran the gate's 12 shape anchors at 1.7 GB/s but verify's 15 at 16 GB/s,
 where find_starts runs both at about 5. So each such finder times both once, on fixed samples,
-and keeps the faster; both give the same matches. Binary data and text are timed and chosen
-apart: verify's 15 ran at 14.9 GB/s through the automaton and 9.2 through find_starts on random
-bytes, but at 6.8 and 9.4 on records, and one choice timed on both summed their costs to within
-a percent, so that each worker of one verify took either search for the binary files of
-workload A as the timing fell. More literals than find_starts takes (a
+and keeps the faster; both give the same matches. Binary data has a choice of its own, timed on
+the binary sample alone: verify's 15 ran at 14.9 GB/s through the automaton and 9.2 through
+find_starts on random bytes, but at 6.8 and 9.4 on records, and one choice timed on both samples
+summed their costs to within a percent, so that each worker of one verify took either search for
+the binary files of workload A as the timing fell. Text is still timed on both samples: the
+record sample holds none of a kit's own private strings, so alone it times the automaton's
+prefilter at its best (the build's 6 private strings of workload B at 45 GB/s on it, against
+0.25 on B's records, where they are dense, and 1.2 for find_starts); the binary sample's cost
+stands in for the dense case, and with it the text choice stays find_starts there. More literals than find_starts takes (a
 thousand box names) are found through the common prefixes of at most 16 groups of them (see
 :class:`_Groups`), unless those prefixes turn out common in the data searched.
 """
@@ -151,17 +155,18 @@ class LiteralFinder:
         return chosen
 
     def _calibrate(self, kind: int) -> bool:
-        """Whether picking from every occurrence beats the automaton for these literals, timed on
-        the sample of ``kind`` (about half a millisecond, once per finder, kind and process)."""
-        sample = _samples()[kind]
-        costs = []
-        for search in (lambda: self._longest.find_matches_as_indexes(sample), lambda: self._occurrences(sample, 0, len(sample))):
-            best = float("inf")
-            for _ in range(3):
-                start = time.perf_counter()
-                search()
-                best = min(best, time.perf_counter() - start)
-            costs.append(best)
+        """Whether picking from every occurrence beats the automaton for these literals in data of
+        ``kind``: timed on the binary sample for binary data, on both samples for text (see the
+        module doc); about a millisecond, once per finder, kind and process."""
+        costs = [0.0, 0.0]
+        for sample in _samples() if kind == TEXT else _samples()[:1]:
+            for k, search in enumerate((lambda: self._longest.find_matches_as_indexes(sample), lambda: self._occurrences(sample, 0, len(sample)))):
+                best = float("inf")
+                for _ in range(3):
+                    start = time.perf_counter()
+                    search()
+                    best = min(best, time.perf_counter() - start)
+                costs[k] += best
         return costs[1] < costs[0]
 
     def _occurrences(self, data: Data, lo: int, hi: int) -> list[tuple[int, int]]:

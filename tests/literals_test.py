@@ -338,3 +338,19 @@ def test_groups_are_those_of_the_longest_first_bytes_that_make_few_enough(litera
         # Each needle is its group's common prefix; each literal kept once, by its first index.
         assert needle == os.path.commonprefix([literals[i] for i in group])
         assert {lit: i for length, by in members for lit, i in by.items()} == {literals[i]: i for i in reversed(group)}
+
+
+def test_binary_data_is_timed_on_the_binary_sample_and_text_on_both() -> None:
+    # The record sample alone holds none of a kit's private strings and would time the
+    # automaton's prefilter at its best (see kitbuild.literals): text needs the dense case too.
+    from kitbuild.literals import _samples
+
+    finder = LiteralFinder([b"/home/", b"/Users/", b"file://"])
+    timed: list[int] = []
+    real = finder._occurrences
+    finder._occurrences = lambda data, lo, hi: timed.append(_samples().index(data)) or real(data, lo, hi)  # type: ignore[method-assign]
+    finder._calibrate(BINARY)
+    assert set(timed) == {BINARY}
+    timed.clear()
+    finder._calibrate(TEXT)
+    assert set(timed) == {BINARY, TEXT}
