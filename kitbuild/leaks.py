@@ -13,7 +13,7 @@ import re
 from typing import Iterable, Mapping
 
 from kitbuild.digests import DIGEST_LENGTH, hex_runs
-from kitbuild.literals import LiteralFinder, find_together
+from kitbuild.literals import TEXT, LiteralFinder, find_together, kind_of
 from kitbuild.slotted import Slotted
 from kitbuild.speedups import COMPILED, MAX_NEEDLES, Data, leftmost_starts
 
@@ -72,11 +72,10 @@ SHAPE_GUARDS: dict[str, tuple[frozenset[int], frozenset[int]]] = {
 }
 _LOCAL_PART = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._%+-")
 _MAX_LOCAL_PART = 64
-# Where the first bytes of a window hold a NUL, its anchors are left to the automaton: in binary
-# bytes its prefilter runs faster than the compiled search (13.5 against 6.7 GB/s on workload
-# A's files), in text slower (3.9 against 7.1 on B's records, counting the guards). The same
-# matches either way.
-_SNIFF = 4096
+# Where a window is binary (literals.kind_of: a NUL in its first 4 KiB), its anchors are left to
+# the automaton: in binary bytes its prefilter runs faster than the compiled search (13.5 against
+# 6.7 GB/s on workload A's files), in text slower (3.9 against 7.1 on B's records, counting the
+# guards). The same matches either way.
 # How far past its anchor a shape's match may reach (it never crosses a line end).
 _AFTER = 4096
 
@@ -131,7 +130,7 @@ class ShapeFinder:
         it finds the anchors otherwise there (no compiled scans, too many anchors, binary data).
         A caller that searches ``data`` for more (kitbuild.filescan, with ``record_walk``)
         can run that search with its own and hand the result to :meth:`find`."""
-        if self._compiled is not None and data.find(b"\0", 0, _SNIFF) < 0:
+        if self._compiled is not None and kind_of(data) == TEXT:
             return self._compiled[0], self._compiled[2]
         return None
 
@@ -144,7 +143,7 @@ class ShapeFinder:
         compiled = self._compiled
         if anchored is not None:
             hits = anchored
-        elif compiled is not None and (leftmost is not None or data.find(b"\0", 0, _SNIFF) < 0):
+        elif compiled is not None and (leftmost is not None or kind_of(data) == TEXT):
             needles, order, guards = compiled
             if leftmost is None:
                 leftmost = leftmost_starts(data, needles, guards)

@@ -25,8 +25,9 @@ the binary files of workload A as the timing fell. Text is still timed on both s
 record sample holds none of a kit's own private strings, so alone it times the automaton's
 prefilter at its best (the build's 6 private strings of workload B at 45 GB/s on it, against
 0.25 on B's records, where they are dense, and 1.2 for find_starts); the binary sample's cost
-stands in for the dense case, and with it the text choice stays find_starts there. More literals than find_starts takes (a
-thousand box names) are found through the common prefixes of at most 16 groups of them (see
+stands in for the dense case, and with it the text choice stays find_starts there.
+
+More literals than find_starts takes (a thousand box names) are found through the common prefixes of at most 16 groups of them (see
 :class:`_Groups`), unless those prefixes turn out common in the data searched.
 """
 
@@ -46,9 +47,10 @@ Boundary = Callable[[bytes, int, int, int, int], bool]
 
 
 _SAMPLES: tuple[bytes, bytes] | None = None
-# A search's data is binary when a NUL is among its first bytes (as the leak scan tells it), and
-# is then searched as the binary sample timed fastest; otherwise as the record sample did.
-BINARY, TEXT = 0, 1  # the kinds, as indexes into _samples()
+# A search's data is binary when a NUL is among its first bytes (the leak scan tells binary data
+# by the same test), and is then searched as the binary sample timed fastest; text, as both
+# samples together did (see the module doc).
+BINARY, TEXT = 0, 1  # the kinds; BINARY is also the binary sample's index in _samples()
 _SNIFF = 4096
 
 
@@ -159,7 +161,7 @@ class LiteralFinder:
         ``kind``: timed on the binary sample for binary data, on both samples for text (see the
         module doc); about a millisecond, once per finder, kind and process."""
         costs = [0.0, 0.0]
-        for sample in _samples() if kind == TEXT else _samples()[:1]:
+        for sample in _samples() if kind == TEXT else (_samples()[BINARY],):
             for k, search in enumerate((lambda: self._longest.find_matches_as_indexes(sample), lambda: self._occurrences(sample, 0, len(sample)))):
                 best = float("inf")
                 for _ in range(3):

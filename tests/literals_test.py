@@ -16,7 +16,7 @@ import pytest
 from hypothesis import example, given, settings
 
 import kitbuild.literals as literals_module
-from kitbuild.literals import BINARY, TEXT, LiteralFinder, find_together, kind_of
+from kitbuild.literals import BINARY, TEXT, LiteralFinder, _samples, find_together, kind_of
 from kitbuild.matchers import Matcher, name_boundary
 from kitbuild.rewrite import Rewriter
 from kitbuild.speedups import MAX_NEEDLES
@@ -343,8 +343,6 @@ def test_groups_are_those_of_the_longest_first_bytes_that_make_few_enough(litera
 def test_binary_data_is_timed_on_the_binary_sample_and_text_on_both() -> None:
     # The record sample alone holds none of a kit's private strings and would time the
     # automaton's prefilter at its best (see kitbuild.literals): text needs the dense case too.
-    from kitbuild.literals import _samples
-
     finder = LiteralFinder([b"/home/", b"/Users/", b"file://"])
     timed: list[int] = []
     real = finder._occurrences
