@@ -80,7 +80,7 @@ def build_command(
     except (LeakError, UnsafeRewriteError) as exc:
         if fmt == "text":
             fail(exc)
-        from kitbuild.build_report import build_github, build_json, error_findings
+        from kitbuild.report import build_github, build_json, error_findings
 
         findings = error_findings(exc)
         print_report(build_json(None, str(config), dry_run=dry_run, findings=findings) if fmt == "json" else build_github(findings, _build_folder(config, out)))
@@ -88,14 +88,14 @@ def build_command(
     except KitbuildError as exc:
         fail(exc)
     if fmt != "text":
-        from kitbuild.build_report import build_github, build_json, leak_findings
+        from kitbuild.report import build_github, build_json
 
-        findings = leak_findings(report.leaks)
+        findings = report.findings
         print_report(build_json(report, str(config), dry_run=dry_run, findings=findings) if fmt == "json" else build_github(findings, _build_folder(config, out)))
         raise typer.Exit(1 if findings else 0)
     if dry_run:
         typer.echo(dry_run_text(report))
-        raise typer.Exit(1 if report.leaks else 0)
+        raise typer.Exit(1 if report.findings else 0)
     typer.echo(build_text(report))
     raise typer.Exit(0)
 
@@ -231,7 +231,7 @@ def check_command(
         # The rebuild stopped: what stopped it is check's finding too.
         if fmt == "text":
             fail(exc)
-        from kitbuild.build_report import error_findings
+        from kitbuild.report import error_findings
         from kitbuild.formats import json_text
         from kitbuild.verify_report import stopped_check_document
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kitbuild.slotted import Slotted
+from dataclasses import dataclass
 
 CODES: dict[str, str] = {
     # -- schema ---------------------------------------------------------------------------
@@ -35,6 +35,7 @@ CODES: dict[str, str] = {
     "KB006": "provenance.json does not match the schema kitbuild ships (kitbuild/schemas/provenance.schema.json).",
     "KB007": "provenance.json is not laid out as kitbuild writes it, so it was edited.",
     "KB008": "provenance.json's size or sha256 differs from what index.json records for it.",
+    "KB009": "The kit's digest (the sha256 of its index.json) differs from the one given with --digest.",
     # -- completeness ---------------------------------------------------------------------
     "KB101": "A file in the kit is not in index.json.",
     "KB102": "A file index.json lists is not in the kit.",
@@ -61,6 +62,7 @@ CODES: dict[str, str] = {
     "KB205": "SHA256SUMS lists a path that is not a record file of the kit.",
     "KB206": "A SHA256SUMS digest differs from index.json's for the same file.",
     "KB207": "SHA256SUMS lists a path that is refused: absolute, with '..', a backslash, a NUL or an empty part.",
+    "KB208": "SHA256SUMS says what index.json says, but not as kitbuild writes it (sorted by path, lower-case hex, two spaces, a final newline), so it was edited.",
     # -- provenance in reverse ------------------------------------------------------------
     "KB301": "The placeholder occurs in a file a different number of times than digest-withheld fired there.",
     "KB302": "The words a rule wrote occur in a file fewer times than the rule fired there.",
@@ -126,15 +128,20 @@ def check_of(code: str) -> str:
     return _GROUP[code[2]]
 
 
-class Finding(Slotted):
+@dataclass(frozen=True)
+class Finding:
     """One thing that does not hold, at a kit path (and a line, where it applies)."""
 
-    __slots__ = ("code", "path", "message", "line", "expected", "found")
+    code: str
+    path: str
+    message: str
+    line: int | None = None
+    expected: str | None = None
+    found: str | None = None
 
-    def __init__(self, code: str, path: str, message: str, line: int | None = None, expected: str | None = None, found: str | None = None) -> None:
-        if code not in CODES:
-            raise ValueError(f"unknown finding code {code!r}")
-        self.code, self.path, self.message, self.line, self.expected, self.found = code, path, message, line, expected, found
+    def __post_init__(self) -> None:
+        if self.code not in CODES:
+            raise ValueError(f"unknown finding code {self.code!r}")
 
     @property
     def where(self) -> str:

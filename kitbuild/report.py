@@ -1,9 +1,21 @@
-"""Build reports as text for a person."""
+"""Build reports: text for a person, and JSON or GitHub annotations for machines.
+
+A build that passes has no findings. One that is stopped has a finding per thing a reader's
+verify would report (KB901 a string the config names, KB902 a private-path shape, KB903 the
+original digest of a rewritten file, and verify's own codes), and one whose replacement cannot be
+written safely has KB904. A finding names the kind of thing found and where, never the private text.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 from kitbuild.commands.build import BuildReport
-from kitbuild.leaks import distinct
+from kitbuild.errors import EXIT_FINDINGS, EXIT_OK, LeakError, UnsafeRewriteError
+from kitbuild.findings import Finding
+# Imported under another name: ``from __future__ import annotations`` binds ``annotations`` here.
+from kitbuild.formats import annotations as finding_annotations
+from kitbuild.formats import findings_document, json_text
 
 
 def _plural(n: int, word: str) -> str:
@@ -11,14 +23,13 @@ def _plural(n: int, word: str) -> str:
 
 
 def build_text(report: BuildReport) -> str:
-    lines = [
-        f"built {report.config.kit} in {report.out}: {_plural(len(report.files), 'record file')}, "
-        f"{report.record_bytes:,} bytes"
-    ]
+    lines = [f"built {report.config.kit} in {report.out}: {_plural(len(report.files), 'record file')}, {report.record_bytes:,} bytes"]
     for rule in report.rules:
         lines.append(f"  {rule['name']}: fired {_plural(rule['total'], 'time')} in {_plural(len(rule['firings']), 'file')}")
     if not report.rules:
         lines.append("  no rules: every record is copied byte for byte")
+    if report.digest:
+        lines.append(f"  kit digest: {report.digest} (print it beside the kit; 'kitbuild verify KIT --digest' checks it)")
     return "\n".join(lines)
 
 
@@ -33,11 +44,50 @@ def dry_run_text(report: BuildReport) -> str:
     lines.append("")
     for rule in report.rules:
         lines.append(f"{rule['name']}: would fire {_plural(rule['total'], 'time')} in {_plural(len(rule['firings']), 'file')}")
-    if report.leaks:
-        shown = distinct(report.leaks)
+    if report.findings:
         lines.append("")
-        lines.append(f"the leak gate would stop the build: {_plural(len(shown), 'finding')}")
-        lines.extend(f"  {leak}" for leak in shown)
+        lines.append(f"the build would be stopped: {_plural(len(report.findings), 'finding')}")
+        lines.extend(f"  {f}" for f in report.findings)
     else:
-        lines.append(f"the leak gate would pass {_plural(len(report.files), 'record file')}")
+        lines.append(f"the build would pass: {_plural(len(report.files), 'record file')}, and the kit would verify clean")
     return "\n".join(lines)
+
+
+def error_findings(exc: LeakError | UnsafeRewriteError) -> list[Finding]:
+    """The findings a stopped build reports: a LeakError carries its findings, an
+    UnsafeRewriteError its one place."""
+    if isinstance(exc, UnsafeRewriteError):
+        place = f"{exc.path}:{exc.line}:{exc.col}: "
+        what = exc.message[len(place):] if exc.message.startswith(place) else exc.message
+        return [Finding("KB904", exc.path, f"column {exc.col}: {what}", line=exc.line or None)]
+    return list(exc.findings)
+
+
+def build_document(report: BuildReport | None, config: str, *, dry_run: bool, findings: list[Finding]) -> dict[str, Any]:
+    """``kitbuild build --format json`` (report.schema.json, ``command`` 'build').
+
+    ``report`` is None when the build stopped; then nothing was written and only the findings say why.
+    """
+    ok = not findings
+    return {
+        "command": "build",
+        "config": config,
+        "dry_run": dry_run,
+        "ok": ok,
+        "exit_code": EXIT_OK if ok else EXIT_FINDINGS,
+        "written": report is not None and not dry_run and ok,
+        "kit": report.config.kit if report is not None else None,
+        "out": str(report.out) if report is not None else None,
+        "records": len(report.files) if report is not None else None,
+        "bytes": report.record_bytes if report is not None else None,
+        "rules": [{"name": r["name"], "total": r["total"], "files": len(r["firings"])} for r in report.rules] if report is not None else None,
+        "findings": findings_document(findings),
+    }
+
+
+def build_json(report: BuildReport | None, config: str, *, dry_run: bool, findings: list[Finding]) -> str:
+    return json_text(build_document(report, config, dry_run=dry_run, findings=findings))
+
+
+def build_github(findings: list[Finding], folder: str = "") -> str:
+    return finding_annotations(findings, folder)

@@ -6,6 +6,7 @@ and its findings, sorted by path and line, so the same kit always gives the same
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kitbuild.errors import EXIT_FINDINGS, EXIT_OK
@@ -13,23 +14,20 @@ from kitbuild.findings import CHECKS, Finding, check_of
 # Imported under another name: ``from __future__ import annotations`` binds ``annotations`` here.
 from kitbuild.formats import annotations as finding_annotations
 from kitbuild.formats import findings_document, json_text
-from kitbuild.slotted import Slotted
 
 if TYPE_CHECKING:
     # For annotations only: kitbuild.commands.check imports this module at run time.
     from kitbuild.commands.check import CheckReport
 
 
-class CheckResult(Slotted):
+@dataclass
+class CheckResult:
     """One check: its id (see :data:`kitbuild.findings.CHECKS`), figures and findings."""
 
-    __slots__ = ("id", "figures", "findings", "skipped")
-
-    def __init__(self, id: str, figures: list[str] | None = None, findings: list[Finding] | None = None, skipped: str | None = None) -> None:
-        self.id = id
-        self.figures: list[str] = [] if figures is None else figures
-        self.findings: list[Finding] = [] if findings is None else findings
-        self.skipped = skipped  # why the check could not run, when it could not
+    id: str
+    figures: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    skipped: str | None = None  # why the check could not run, when it could not
 
     @property
     def title(self) -> str:
@@ -40,13 +38,13 @@ class CheckResult(Slotted):
         return not self.findings and self.skipped is None
 
 
-class VerifyReport(Slotted):
-    """Every check of one kit."""
+@dataclass
+class VerifyReport:
+    """Every check of one kit, and the kit's one digest (see kitbuild.kitdocs.kit_digest)."""
 
-    __slots__ = ("kit", "checks")
-
-    def __init__(self, kit: str, checks: list[CheckResult]) -> None:
-        self.kit, self.checks = kit, checks
+    kit: str
+    checks: list[CheckResult]
+    digest: str | None = None
 
     @property
     def findings(self) -> list[Finding]:

@@ -1,39 +1,67 @@
 """``kitbuild build``: private bench records in, a publishable data kit out.
 
-The stages, each a module of its own: load the config (``config``), list the files
-(``sources``), copy-rewrite-hash-scan each file in one streaming pass (``pipeline``), withhold the
-digests of changed files until nothing more changes, write ``SHA256SUMS`` and ``index.json``
-(``index``), ``provenance.json`` (``provenance``) and the pages (``pages``), run the leak gate
-over all of it (``leaks``), and only then move the finished kit into place.
+The stages: load the config; list the files; copy each one into a staging folder, rewritten by
+the rules, observing the bytes as they are written (:mod:`kitbuild.observe`, the pass verify
+makes); withhold the digests of changed files until nothing more changes; write SHA256SUMS,
+index.json, provenance.json and the pages; then run :func:`kitbuild.checks.check`, verify's own
+checks, on the staged kit, with the config's private strings added to the leak scan. Only a kit
+with no finding is moved into place: so a kit a build writes is a kit that verifies clean.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 import orjson
 
 from kitbuild import index as kit_index
+from kitbuild.checks import check
 from kitbuild.config import DEFAULT_CONFIG, Config, check_out, load_config
-from kitbuild.digests import DIGEST_LENGTH
 from kitbuild.errors import ConfigError, LeakError
-from kitbuild.entries import Entry
+from kitbuild.findings import Finding
 from kitbuild.jsonfile import dump_json
-from kitbuild.leaks import LeakFinding, LeakScanner, distinct
+from kitbuild.kitdocs import placeholders_of, read_docs, word_forms
+from kitbuild.kitfs import FolderKit
 from kitbuild.matchers import Matcher
-from kitbuild.pipeline import FileJob, FileResult, Plan, run_files
+from kitbuild.observe import BINARY_SNIFF, BLOCK_SIZE, Observation, Observer, Plan, line_chunks, observe_bytes
+from kitbuild.parallel import default_jobs, map_files
+from kitbuild.private import private_strings
 from kitbuild.progress import SILENT, Progress
 from kitbuild.provenance import provenance_json, rule_record
-from kitbuild.rewrite import Event
+from kitbuild.rewrite import Event, Rewriter
 from kitbuild.sources import list_files
+from kitbuild.staging import Staging
 
 if TYPE_CHECKING:
     from kitbuild.figures.value import FigureValue
+
+__all__ = ["BuildReport", "FileResult", "build", "default_jobs"]
+
+
+@dataclass
+class FileResult:
+    """What writing one file did: its rule firings, and the observation of the bytes written."""
+
+    kit_path: str
+    source_sha256: str
+    counts: list[int]
+    events: list[Event]
+    observation: Observation
+
+    @property
+    def size(self) -> int:
+        return self.observation.size
+
+    @property
+    def sha256(self) -> str:
+        return self.observation.sha256
+
+    @property
+    def changed(self) -> bool:
+        return self.sha256 != self.source_sha256
 
 
 @dataclass
@@ -45,9 +73,10 @@ class BuildReport:
     dry_run: bool
     files: list[FileResult]
     rules: list[dict[str, Any]]
-    leaks: list[LeakFinding] = field(default_factory=list)
-    # Every figure, counted from the rewritten kit (none in a dry run: nothing is rewritten on disk).
+    # What the checks found (a build with any is refused; a dry run reports them).
+    findings: list[Finding] = field(default_factory=list)
     figures: dict[str, FigureValue] = field(default_factory=dict)
+    digest: str | None = None  # the kit's one digest (see kitbuild.kitdocs.kit_digest)
 
     @property
     def record_bytes(self) -> int:
@@ -58,58 +87,73 @@ class BuildReport:
         return {f.kit_path: f.events for f in self.files if f.events}
 
 
-def default_jobs() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+@dataclass(frozen=True)
+class _Work:
+    """What every file's pass needs; sent once to each worker."""
+
+    matchers: list[Matcher | None]
+    plan: Plan
+    collect: bool
+
+
+def write_file(work: _Work, job: tuple[str, str, str]) -> FileResult:
+    """Copy ``src`` to ``dst``, rewritten by the rules, observing what is written."""
+    import hashlib
+
+    src, kit_path, dst = job
+    observer = Observer(kit_path, work.plan)
+    source_hash = hashlib.sha256()
+    rewriter = Rewriter(kit_path, work.matchers, work.collect)
+    with open(src, "rb") as source, open(dst, "wb") as sink:
+        head = source.read(BINARY_SNIFF)
+        binary = b"\0" in head
+        chunks: Iterator[bytes] = _blocks(source, head) if binary else line_chunks(source, head)
+        for chunk in chunks:
+            source_hash.update(chunk)
+            out = chunk if binary else rewriter.feed(chunk)
+            sink.write(out)
+            observer.feed(out)
+    counts = [0] * len(work.matchers) if binary else list(rewriter.counts)
+    return FileResult(kit_path, source_hash.hexdigest(), counts, [] if binary else list(rewriter.events or ()), observer.finish())
+
+
+def _blocks(stream: Any, head: bytes) -> Iterator[bytes]:
+    if head:
+        yield head
+    while block := stream.read(BLOCK_SIZE):
+        yield block
+
+
+def withhold_file(work: _Work, job: tuple[str, str, str]) -> FileResult:
+    """Rewrite a staged copy once more with only the digest rule, observing it again."""
+    staged, kit_path, digest_rule = job
+    result = write_file(work, (staged, kit_path, staged + ".withheld"))
+    os.replace(staged + ".withheld", staged)
+    return result
+
+
+def observe_file(work: _Work, job: tuple[str, str]) -> Observation:
+    path, kit_path = job
+    observer = Observer(kit_path, work.plan)
+    with open(path, "rb") as stream:
+        while block := stream.read(BLOCK_SIZE):
+            observer.feed(block)
+    return observer.finish()
 
 
 def _withheld_closure(results: list[FileResult], withholding: bool) -> set[str]:
-    """Original digests of every file that will change, digest withholding included.
-
-    A file changes if a rule rewrote it, or, when a digest-withheld rule runs, if it prints the
-    original digest of a file that changes (that digest will be withheld): repeat until nothing
-    more changes. Without such a rule a printed digest stays, and the leak gate reports it.
-    """
+    """Original digests of every file that will change, digest withholding included: a file
+    changes if a rule rewrote it, or, with digest-withheld, if it prints the original digest of
+    a file that changes (that digest will be withheld). Repeat until nothing more changes."""
     withheld = {r.source_sha256 for r in results if r.changed}
     grew = withholding
     while grew:
         grew = False
         for r in results:
-            if r.source_sha256 not in withheld and r.digests & withheld:
+            if r.source_sha256 not in withheld and r.observation.digests.keys() & withheld:
                 withheld.add(r.source_sha256)
                 grew = True
     return withheld
-
-
-def _merge(first: FileResult, second: FileResult, digest_rule: int | None) -> FileResult:
-    """A file's result after its digest-only second pass over the staged copy."""
-    counts = list(first.counts)
-    if digest_rule is not None:
-        counts[digest_rule] = second.counts[digest_rule]
-    return FileResult(
-        kit_path=first.kit_path,
-        size=second.size,
-        sha256=second.sha256,
-        source_size=first.source_size,
-        source_sha256=first.source_sha256,
-        binary=first.binary,
-        counts=counts,
-        digests=second.digests,
-        long_runs=second.long_runs,
-        # Either the second pass scanned the file as it now is, or the first pass found
-        # nothing and the second could only find withheld digests left in place.
-        leaks=second.leaks,
-        events=first.events,
-    )
-
-
-def _never_longer(placeholder: str | None) -> bool:
-    """Whether ``placeholder`` takes no more bytes than the digest it replaces, in any format:
-    JSON's escaping is the longest spelling a rewrite writes (TSV and YAML refuse, not escape)."""
-    return placeholder is not None and len(orjson.dumps(placeholder)) - 2 <= DIGEST_LENGTH
-
-
-def _may_print(result: FileResult, withheld: set[str]) -> bool:
-    return bool(result.digests & withheld) or any(w in run for run in result.long_runs for w in withheld)
 
 
 def build(
@@ -123,8 +167,8 @@ def build(
     """Build the kit that ``config_path`` describes; see README.md for every guarantee.
 
     Raises :class:`~kitbuild.errors.ConfigError` (exit 2) for input that cannot be used,
-    :class:`~kitbuild.errors.LeakError` or :class:`~kitbuild.errors.UnsafeRewriteError` (exit 1)
-    when the result may not be published. Nothing is written unless everything passed.
+    :class:`~kitbuild.errors.LeakError` (exit 1) when the staged kit has a finding, naming each.
+    Nothing is written unless everything passed; a dry run writes nothing and reports findings.
     """
     config = load_config(config_path)
     target = Path(os.path.normpath(Path(out).absolute())) if out is not None else config.out
@@ -134,111 +178,110 @@ def build(
         _check_replaceable(config, target, out is not None)
     workers = jobs or default_jobs()
     files = list_files(config)
-
-    digest_rule = next((u.index for u in config.rules if u.rule.primitive == "digest"), None)
     matchers: list[Matcher | None] = [u.rule.matcher(u.params, config.source_map()) for u in config.rules]
-    private = config.private_strings()
-    allow = [a["text"] for a in config.allow]
-
-    staging = None if dry_run else Path(tempfile.mkdtemp(prefix=f".{target.name}.kitbuild-", dir=_parent(target)))
-    try:
-        def jobs_for(selected: list[int]) -> list[FileJob]:
-            return [
-                FileJob(files[i].src, files[i].kit_path, None if staging is None else str(staging / files[i].kit_path))
-                for i in selected
-            ]
-
-        plan = Plan(matchers, private, {}, allow, collect=dry_run)
-        # Sizes are read only for a progress bar that shows them: 100,000 stats cost a third of a second.
-        total = sum(os.path.getsize(f.src) for f in files) if progress is not SILENT else None
-        progress.begin("rewriting", len(files), total)
-        results = run_files(jobs_for(list(range(len(files)))), plan, workers, progress, meanwhile=lambda: _import_pages(config))
+    skeleton = [rule_record(u.index, config, {}, m.writes() if m is not None else []) for u, m in zip(config.rules, matchers)]
+    plan = Plan(
+        paths=frozenset([f.kit_path for f in files] + list(kit_index.UNLISTED) + [kit_index.SUMS] + ([f"{kit_index.TEMPLATES_DIR}/README.md.j2"] if config.readme_template else [])),
+        placeholders=placeholders_of(skeleton),
+        words=tuple(forms for r in skeleton if (forms := word_forms(r)) is not None),
+        allow=tuple(a["text"] for a in config.allow),
+        private=private_strings(config),
+    )
+    with Staging(target, dry_run) as staging:
+        work = _Work(matchers, plan, dry_run)
+        sizes = [os.path.getsize(f.src) for f in files]
+        progress.begin("rewriting", len(files), sum(sizes))
+        for folder in sorted({os.path.dirname(f.kit_path) for f in files}):
+            (staging.path / folder).mkdir(parents=True, exist_ok=True)
+        jobs_list = [(f.src, f.kit_path, str(staging.path / f.kit_path)) for f in files]
+        results = map_files(write_file, work, jobs_list, sizes, workers, progress)
         progress.end()
-
-        withheld = _withheld_closure(results, digest_rule is not None)
-        described: dict[str, str] = {}
-        if withheld:
-            by_sha = {r.source_sha256: r.kit_path for r in results}
-            described = {w: f"the original sha256 of {by_sha[w]}, which a rule rewrote" for w in withheld}
-            again = [i for i, r in enumerate(results) if _may_print(r, withheld)]
-            digest_matcher: Matcher | None = None
-            if digest_rule is not None:
-                digest_rule_matcher = matchers[digest_rule]
-                assert digest_rule_matcher is not None
-                digest_matcher = digest_rule_matcher.with_withheld(frozenset(withheld))
-            if staging is None:
-                # A dry run has no staged copies: run every rule again from the source, so the
-                # events show each firing in order.
-                second = list(matchers)
-                if digest_rule is not None:
-                    second[digest_rule] = digest_matcher
-                plan2 = Plan(second, private, described, allow, collect=True)
-                for i, result in zip(again, run_files(jobs_for(again), plan2, workers)):
-                    results[i] = result
-            else:
-                # The staged copy already carries every other rule's rewrite: the second pass
-                # only withholds digests in it (and scans it again as it is now).
-                only: list[Matcher | None] = [None] * len(matchers)
-                if digest_rule is not None:
-                    only[digest_rule] = digest_matcher
-                # The staged copies are rewritten in place when no withheld digest can grow: the
-                # placeholder, as any format writes it, is no longer than a digest.
-                in_place = digest_matcher is not None and _never_longer(digest_matcher.placeholder)
-                # Files the gate passed in the first pass need no second scan: a placeholder
-                # cannot make private text, and the first census shows no withheld digest that
-                # would stay. The others are scanned again, so each finding names its line and
-                # column in the file as it would be published.
-                progress.begin("withholding digests", len(again), sum(results[i].size for i in again))
-                def rescan(r: FileResult) -> bool:
-                    # A withheld digest stays where no rule withholds it, or inside a longer run
-                    # of hex digits; the census of the second pass then reports where.
-                    stays = digest_rule is None and bool(r.digests & withheld)
-                    return stays or bool(r.leaks) or any(w in run for run in r.long_runs for w in withheld)
-
-                for scan in (False, True):
-                    chosen = [i for i in again if rescan(results[i]) == scan]
-                    if not chosen:
-                        continue
-                    plan2 = Plan(only, private, described, allow, scan=scan)
-                    staged = [str(staging / files[i].kit_path) for i in chosen]
-                    jobs2 = [
-                        FileJob(path, files[i].kit_path, path if in_place else path + ".withheld", results[i].sha256, in_place)
-                        for path, i in zip(staged, chosen)
-                    ]
-                    rewritten = run_files(jobs2, plan2, workers, progress)
-                    for i, path, second_result in zip(chosen, staged, rewritten):
-                        if not in_place:
-                            os.replace(path + ".withheld", path)
-                        results[i] = _merge(results[i], second_result, digest_rule)
-                progress.end()
-
-        rules = []
-        for use in config.rules:
-            firings = {r.kit_path: r.counts[use.index] for r in results}
-            matcher = matchers[use.index]
-            writes = matcher.writes() if matcher is not None else []
-            rules.append(rule_record(use.index, config, firings, writes))
-        leaks = [leak for r in results for leak in r.leaks]
-        report = BuildReport(config, target, dry_run, results, rules, leaks)
-
+        results = _withhold(config, matchers, work, results, staging.path, workers, progress)
+        rules = [rule_record(u.index, config, {r.kit_path: r.counts[u.index] for r in results}, skeleton[u.index]["writes"]) for u in config.rules]
+        figures = _figures(config, staging.path, plan.private)
+        generated = _write_generated(config, staging.path, results, rules, figures)
+        observed = {r.kit_path: r.observation for r in results}
+        gate_plan = replace(plan, withheld=_described(results))
+        observed.update({name: observe_bytes(name, data, gate_plan) for name, data in generated.items()})
+        fs = FolderKit(staging.path)
+        report = check(fs, read_docs(fs), observed, str(target))
+        findings = gate_findings(report.findings)
+        result = BuildReport(config, target, dry_run, results, rules, findings, figures, report.digest)
         if dry_run:
-            return report
+            return result
+        if findings:
+            raise LeakError(gate_message(findings), findings)
+        staging.swap()
+        return result
 
-        assert staging is not None
-        report.figures = _figures(config, staging, private)
-        generated = _write_generated(config, staging, results, rules, report.figures)
-        scanner = LeakScanner(private, described, allow)
-        for name, data in generated.items():
-            report.leaks.extend(scanner.scan(name, data, 1))
-        if report.leaks:
-            found = distinct(report.leaks)
-            raise LeakError(_leak_message(found), found)
-        _move_into_place(staging, target)
-        staging = None
-        return report
-    finally:
-        if staging is not None:
-            shutil.rmtree(staging, ignore_errors=True)
+
+def _withhold(config: Config, matchers: list[Matcher | None], work: _Work, results: list[FileResult], staging: Path, workers: int, progress: Progress) -> list[FileResult]:
+    """Withhold the digests of changed files, then observe again every file that could print one."""
+    digest_rule = next((u.index for u in config.rules if u.rule.primitive == "digest"), None)
+    withheld = _withheld_closure(results, digest_rule is not None)
+    if not withheld:
+        return results
+    described = _described(results, withheld)
+    plan = replace(work.plan, withheld=described)
+    again = [i for i, r in enumerate(results) if r.observation.digests.keys() & withheld or r.observation.long_hex or r.observation.binary]
+    progress.begin("withholding digests", len(again), sum(results[i].size for i in again))
+    if digest_rule is not None:
+        only: list[Matcher | None] = [None] * len(matchers)
+        digest_matcher = matchers[digest_rule]
+        assert digest_matcher is not None
+        only[digest_rule] = digest_matcher.with_withheld(frozenset(withheld))
+        second = map_files(withhold_file, _Work(only, plan, work.collect), [(str(staging / results[i].kit_path), results[i].kit_path, "") for i in again], [results[i].size for i in again], workers, progress)
+        for i, res in zip(again, second):
+            first = results[i]
+            counts = list(first.counts)
+            counts[digest_rule] = res.counts[digest_rule]
+            results[i] = FileResult(first.kit_path, first.source_sha256, counts, first.events + res.events, res.observation)
+    else:
+        # Nothing withholds: observe the copies again, so the gate names each digest left in place.
+        observations = map_files(observe_file, _Work([], plan, False), [(str(staging / results[i].kit_path), results[i].kit_path) for i in again], [results[i].size for i in again], workers, progress)
+        for i, obs in zip(again, observations):
+            results[i] = replace(results[i], observation=obs)
+    progress.end()
+    return results
+
+
+def _described(results: list[FileResult], withheld: set[str] | None = None) -> dict[str, str]:
+    """Each original digest that may not be published, with what it is (a kit path is public)."""
+    if withheld is None:
+        withheld = {r.source_sha256 for r in results if r.changed}
+    return {r.source_sha256: f"the original sha256 of {r.kit_path}, which a rule rewrote" for r in results if r.source_sha256 in withheld}
+
+
+# What a build calls the findings a reader's verify would call otherwise (docs/findings.md).
+_BUILD_CODES = {"KB501": "KB902"}
+
+
+def gate_findings(findings: list[Finding]) -> list[Finding]:
+    return [replace(f, code=_BUILD_CODES.get(f.code, f.code)) for f in findings]
+
+
+# What to do about each kind of finding, said once after the findings of that kind.
+_ADVICE = {
+    "KB901": "add a rule (or a map entry) that rewrites it, or exclude the file",
+    "KB902": "add a map entry that rewrites the path, exclude the file, or, for a path that names no person or machine, an 'allow' entry with its reason",
+    "KB903": "add the digest-withheld rule, or exclude the file that prints the digest",
+    "KB502": "add an 'allow' entry for the address with its reason (a public contact), a rule that rewrites it, or exclude the file",
+    "KB503": "add an 'allow' entry with its reason, a rule that rewrites it, or exclude the file",
+    "KB401": "the record states a digest the copy here does not have: fix the record, or add the digest-withheld rule if a rule rewrote the file",
+    "KB402": "declare the digest under 'external_digests' in kit.yaml with what the file is, or include the file it belongs to",
+    "KB301": "the placeholder already occurs in a record: choose a placeholder no record holds",
+    "KB302": "a rule's words were rewritten again by a later rule: order the rules so none rewrites what another wrote",
+    "KB601": "the README template must render the same page from provenance.json and index.json alone",
+}
+
+
+def gate_message(findings: list[Finding]) -> str:
+    lines = [f"the build was stopped: the staged kit has {len(findings)} finding{'s' if len(findings) != 1 else ''} that a reader's 'kitbuild verify' would report; nothing was written."]
+    lines += [str(f) for f in findings]
+    for code in sorted({f.code for f in findings}):
+        if code in _ADVICE:
+            lines.append(f"{code}: {_ADVICE[code]}.")
+    return "\n".join(lines)
 
 
 def _check_replaceable(config: Config, target: Path, from_option: bool) -> None:
@@ -259,18 +302,11 @@ def _check_replaceable(config: Config, target: Path, from_option: bool) -> None:
     )
 
 
-def _parent(target: Path) -> Path:
-    parent = target.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    return parent
-
-
-def _figures(config: Config, staging: Path, private: dict[str, str]) -> dict[str, FigureValue]:
+def _figures(config: Config, staging: Path, private: dict[str, str] | Any) -> dict[str, FigureValue]:
     """Every figure counted from the staged, rewritten records: the page prints what the kit backs.
 
-    A figure that cannot be counted, or a check that does not hold, stops the build (exit 1).
-    The message names figures, kit paths and pointers; should it hold a string the config calls
-    private (a source path typed as a kit path), that string is replaced by what it is.
+    A figure that cannot be counted, or a check that does not hold, stops the build (exit 1). A
+    string the config calls private in the message is replaced by what it is.
     """
     if not config.figures and not config.figures_table:
         return {}
@@ -279,7 +315,6 @@ def _figures(config: Config, staging: Path, private: dict[str, str]) -> dict[str
     try:
         values = evaluate(config.figures, RecordFiles(staging), where=config.document.where)
         require_checks(values)
-        # The page texts' parts ({{ f.a_only }}) can only be checked now that the figures exist.
         render_figures_table(config.figures_table, views(records(values)), where=config.document.where)
     except FigureError as exc:
         raise FigureError(exc.figure, _scrub(exc.reason, private)) from None
@@ -288,84 +323,52 @@ def _figures(config: Config, staging: Path, private: dict[str, str]) -> dict[str
     return values
 
 
-def _scrub(text: str, private: dict[str, str]) -> str:
+def _scrub(text: str, private: Any) -> str:
     for secret in sorted(private, key=len, reverse=True):
         text = text.replace(secret, f"[{private[secret]}]")
     return text
 
 
-def _import_pages(config: Config) -> None:
-    """Import what rendering the pages takes while the workers read the files: the pages' modules,
-    and jinja2 where the kit's own README template or its figures need it (the built-in templates
-    are rendered without it, see kitbuild.pagecode.plain). At the top of this module jinja2's 25 ms
-    came before the workers forked, with the other cores idle."""
-    import kitbuild.pages  # noqa: F401
-    from kitbuild.pagecode import plain  # noqa: F401
+def _write_generated(config: Config, staging: Path, results: list[FileResult], rules: list[dict[str, Any]], figures: dict[str, FigureValue]) -> dict[str, bytes]:
+    """Write SHA256SUMS, the travelling template, index.json, provenance.json and the pages.
 
-    if config.readme_template is not None or config.figures or config.figures_table:
-        import jinja2  # noqa: F401
+    The pages are rendered from provenance.json and index.json as parsed back from the bytes
+    written, the very input verify renders them from.
+    """
+    import hashlib
 
+    def entry(path: str, data: bytes) -> dict[str, Any]:
+        return {"path": path, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
 
-def _write_generated(
-    config: Config, staging: Path, results: list[FileResult], rules: list[dict[str, Any]], figures: dict[str, FigureValue]
-) -> dict[str, bytes]:
-    """Write SHA256SUMS, the travelling template, index.json, provenance.json and the pages."""
     generated: dict[str, bytes] = {}
-    records = [Entry(r.kit_path, r.size, r.sha256) for r in results]
-    sums = kit_index.sums_text(records)
+    listed = [{"path": r.kit_path, "size": r.size, "sha256": r.sha256} for r in results]
+    sums = kit_index.sums_of({r.kit_path: r.sha256 for r in results})
     generated[kit_index.SUMS] = sums
-    listed = records + [Entry.from_bytes(kit_index.SUMS, sums)]
+    listed.append(entry(kit_index.SUMS, sums))
     custom: dict[str, str] = {}
     pages_from = {kit_index.README: kit_index.BUILT_IN, kit_index.INDEX_PAGE: kit_index.BUILT_IN}
     if config.readme_template is not None:
         text = config.readme_template.read_bytes()
         name = f"{kit_index.TEMPLATES_DIR}/README.md.j2"
+        try:
+            custom["README.md.j2"] = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{config.document.where(['readme', 'template'])}: readme.template: {config.readme_template.name} is not UTF-8 (byte {exc.start}); save it as UTF-8.") from None
         generated[name] = text
-        listed.append(Entry.from_bytes(name, text))
-        custom["README.md.j2"] = text.decode("utf-8")
-        pages_from["README.md"] = name
+        listed.append(entry(name, text))
+        pages_from[kit_index.README] = name
     counts: dict[str, int] = {}
     for r in results:
         top = r.kit_path.split("/", 1)[0]
         counts[top] = counts.get(top, 0) + 1
-    provenance = provenance_json(config, rules, counts, pages_from, figures)
-    generated[kit_index.PROVENANCE] = dump_json(provenance)
-    index_data = kit_index.index_document(config.kit, listed, Entry.from_bytes(kit_index.PROVENANCE, generated[kit_index.PROVENANCE]))
-    index_doc = dump_json(index_data)
-    generated[kit_index.INDEX] = index_doc
-    from kitbuild.pages import page_context, render_pages  # (imported while the files ran: see _import_pages)
+    generated[kit_index.PROVENANCE] = dump_json(provenance_json(config, rules, counts, pages_from, figures))
+    generated[kit_index.INDEX] = dump_json({"kit": config.kit, "files": sorted(listed, key=lambda e: e["path"]), "provenance": entry(kit_index.PROVENANCE, generated[kit_index.PROVENANCE])})
+    from kitbuild.pages import page_context, render_pages
 
-    generated.update(render_pages(page_context(provenance, index_data), custom))
+    generated.update(render_pages(page_context(orjson.loads(generated[kit_index.PROVENANCE]), orjson.loads(generated[kit_index.INDEX])), custom))
     for name, data in generated.items():
         path = staging / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
     return generated
 
-
-def _leak_message(shown: list[LeakFinding]) -> str:
-    lines = [str(f) for f in shown]
-    return (
-        f"the leak gate stopped the build: {len(shown)} finding{'s' if len(shown) != 1 else ''} of private text "
-        "that no rule rewrote and no allow entry covers; nothing was written.\n"
-        + "\n".join(lines)
-        + "\nAdd a rule (or a map entry) that rewrites it, exclude the file, or, for a path that names no person "
-        "or machine, add an 'allow' entry with its reason."
-    )
-
-
-def _move_into_place(staging: Path, target: Path) -> None:
-    """Replace ``target`` with ``staging`` so a reader never sees half of either."""
-    if target.is_symlink() or target.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
-        os.rmdir(old)
-        os.rename(target, old)
-        try:
-            os.rename(staging, target)
-        except OSError:
-            os.rename(old, target)
-            raise
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.rename(staging, target)
-    os.chmod(target, 0o755)

@@ -20,9 +20,10 @@ from kitbuild.commands.verify import verify
 from kitbuild.config import DEFAULT_CONFIG, load_config
 from kitbuild.errors import EXIT_FINDINGS, EXIT_OK
 from kitbuild.findings import Finding
-from kitbuild.kitfs import FILE, FolderKit, MemberError, NotAKitError
-from kitbuild.leaks import LeakScanner
-from kitbuild.pipeline import line_chunks
+from kitbuild.commands.verify import observe_member
+from kitbuild.kitfs import FILE, FolderKit, NotAKitError
+from kitbuild.observe import Plan, blocks_of, locate
+from kitbuild.private import private_strings
 from kitbuild.progress import SILENT, Progress
 from kitbuild.verify_report import VerifyReport
 
@@ -120,23 +121,20 @@ def check(config_path: str | os.PathLike[str] = DEFAULT_CONFIG, *, jobs: int | N
 
     # The original digests of changed files are private too: they would confirm a guess.
     changed = {r.source_sha256: f"the original sha256 of {r.kit_path}, which a rule rewrote" for r in fresh_build.files if r.changed}
-    scanner = LeakScanner(config.private_strings(), changed, (), shapes=())
+    plan = Plan(private=private_strings(config), withheld=changed)
     kit = FolderKit(config.out)
     progress.begin("private strings", len(kit_files), sum(kit_files.values()))
     for path in sorted(kit_files):
-        try:
-            stream = kit.open(path)
-        except MemberError:
-            continue  # verify reports it
-        with stream:
-            line = 1
-            for chunk in line_chunks(stream):
-                for leak in scanner.scan(path, chunk, line):
-                    report.findings.append(Finding("KB804", path, f"column {leak.col}: {leak.what}", line=leak.line))
-                line += chunk.count(b"\n")
-                progress.advance(size=len(chunk))
+        obs = observe_member((kit, plan), path)
+        private = [leak for leak in obs.leaks if leak.code in ("KB901", "KB903")]
+        if private:
+            with kit.open(path) as stream:
+                places = locate(blocks_of(stream), [leak.offset for leak in private])
+            for leak in private:
+                line, col = places[leak.offset]
+                report.findings.append(Finding("KB804", path, f"column {col}: {leak.what}", line=line))
         report.scanned += 1
-        progress.advance(files=1)
+        progress.advance(1, obs.size)
     progress.end()
 
     # A diff would print the private string it found into a CI log: show none for such a file.

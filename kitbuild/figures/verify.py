@@ -12,6 +12,7 @@ The codes (KB7xx) are documented in :data:`kitbuild.findings.CODES`.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
 import orjson
@@ -19,7 +20,6 @@ import orjson
 from kitbuild.errors import KitbuildError
 from kitbuild.figures.errors import FigureError, FigureSpecError
 from kitbuild.findings import Finding
-from kitbuild.slotted import Slotted
 
 if TYPE_CHECKING:
     from kitbuild.figures.files import KitFiles
@@ -34,15 +34,13 @@ PAGES = ("README.md", "index.html")
 PAGE_LOOKUPS = 20
 
 
-class FigureReport(Slotted):
+@dataclass
+class FigureReport:
     """What the figure checks found (``findings``) and counted (``lines``, for verify's report)."""
 
-    __slots__ = ("findings", "lines", "skipped")
-
-    def __init__(self, findings: list[Finding] | None = None, lines: list[str] | None = None, skipped: str | None = None) -> None:
-        self.findings: list[Finding] = [] if findings is None else findings
-        self.lines: list[str] = [] if lines is None else lines
-        self.skipped = skipped
+    findings: list[Finding] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    skipped: str | None = None
 
 
 def _plural(n: int, word: str, plural: str | None = None) -> str:

@@ -1,0 +1,181 @@
+"""The three files that describe a kit (index.json, provenance.json, SHA256SUMS), read as a reader
+reads them: whole, parsed, checked against the schemas kitbuild ships and against the exact bytes
+kitbuild writes for the same content.
+
+``build`` reads its staged kit through the same code as ``verify`` reads a downloaded one, so a
+kit whose description the build wrote is a kit this module accepts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import orjson
+
+from kitbuild import index as kit_index
+from kitbuild.findings import Finding
+from kitbuild.jsonfile import dump_json
+from kitbuild.kitfs import FILE, KitFS, Member, MemberError, NotAKitError
+from kitbuild.schema import key_path, load_schema, schema_errors
+
+TEMPLATE_LIMIT = 1 << 20
+_HEX = re.compile(r"[0-9a-f]{64}")
+
+
+def kit_digest(index_bytes: bytes) -> str:
+    """The one digest of a whole kit: the sha256 of its index.json.
+
+    index.json pins every file of the kit but the pages (each with its size and sha256, and
+    provenance.json's too), and its own bytes must be exactly what kitbuild writes for them; so
+    no byte of a kit but the pages can change without changing this digest, and the pages are
+    rendered from what it pins.
+    """
+    return "sha256:" + hashlib.sha256(index_bytes).hexdigest()
+
+
+@dataclass
+class JsonDoc:
+    """index.json or provenance.json as read: its bytes, its document, and whether both are sound."""
+
+    path: str
+    data: bytes | None
+    document: Any = None
+    parsed: bool = False
+    valid: bool = False
+
+
+@dataclass
+class KitDocs:
+    """What a kit says about itself, read before its files are."""
+
+    index: JsonDoc
+    provenance: JsonDoc
+    sums: bytes | None
+    members: dict[str, Member]
+    findings: list[Finding] = field(default_factory=list)
+    template: tuple[str, bytes] | None = None
+
+    @property
+    def entries(self) -> list[dict[str, Any]]:
+        """index.json's well-formed entries, even when others are not (their findings are KB002)."""
+        files = self.index.document.get("files") if isinstance(self.index.document, dict) else None
+        return [
+            e
+            for e in (files if isinstance(files, list) else [])
+            if isinstance(e, dict)
+            and isinstance(e.get("path"), str)
+            and isinstance(e.get("size"), int)
+            and not isinstance(e.get("size"), bool)
+            and isinstance(e.get("sha256"), str)
+            and _HEX.fullmatch(e["sha256"])
+        ]
+
+    def provenance_parts(self) -> dict[str, Any]:
+        """What the pass over the files needs from provenance.json, taken defensively when it
+        fails its schema."""
+        doc = self.provenance.document if isinstance(self.provenance.document, dict) else {}
+        rules = [r for r in doc.get("rules", []) if isinstance(r, dict)] if isinstance(doc.get("rules"), list) else []
+        raw_external, raw_allow, raw_sources = doc.get("external_digests"), doc.get("allow"), doc.get("sources")
+        external = raw_external if isinstance(raw_external, dict) else {}
+        allow = raw_allow if isinstance(raw_allow, list) else []
+        sources = raw_sources if isinstance(raw_sources, list) else []
+        return {
+            "rules": rules,
+            "placeholders": placeholders_of(rules),
+            "external": {k.lower() for k in external if isinstance(k, str)},
+            "allow": tuple(a["text"] for a in allow if isinstance(a, dict) and isinstance(a.get("text"), str) and a["text"]),
+            "folders": [s["as"] for s in sources if isinstance(s, dict) and isinstance(s.get("as"), str)],
+        }
+
+
+def placeholders_of(rules: list[dict[str, Any]]) -> tuple[str, ...]:
+    return tuple(sorted({r["placeholder"] for r in rules if r.get("primitive") == "digest" and isinstance(r.get("placeholder"), str) and r["placeholder"]}))
+
+
+def word_forms(rule: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The spellings of the words a rule wrote that a file may hold, or None if they cannot be
+    counted. In JSON a word is written as a string body, so its escaped form counts too; a regex
+    rule's replacement with group references is a template, not a word."""
+    if rule.get("primitive") == "digest":
+        return None
+    words = [w for w in rule.get("writes", []) if isinstance(w, str) and w]
+    if not words or (rule.get("primitive") == "regex" and any("\\" in w for w in words)):
+        return None
+    return tuple(sorted(set(words) | {orjson.dumps(w).decode("utf-8")[1:-1] for w in words}))
+
+
+def read_docs(fs: KitFS) -> KitDocs:
+    """Read and check index.json, provenance.json, SHA256SUMS and a travelling template.
+
+    Raises :class:`NotAKitError` when there is no readable index.json at all.
+    """
+    findings: list[Finding] = []
+    index = JsonDoc(kit_index.INDEX, _read(fs, kit_index.INDEX, required=True))
+    provenance = JsonDoc(kit_index.PROVENANCE, _read(fs, kit_index.PROVENANCE, required=False))
+    members = {m.path: m for m in fs.members(sizes=False)}
+    sums = None
+    if kit_index.SUMS in members and members[kit_index.SUMS].kind == FILE:
+        try:
+            sums = fs.read(kit_index.SUMS)
+        except MemberError:
+            sums = None
+    _parse(index, findings, "KB001")
+    _parse(provenance, findings, "KB005")
+    _validate(index, findings, ("KB002", "KB003"), "index")
+    _validate(provenance, findings, ("KB006", "KB007"), "provenance")
+    if provenance.data is None:
+        findings.append(Finding("KB004", kit_index.PROVENANCE, "is missing; without it no rule's firings can be checked"))
+    return KitDocs(index, provenance, sums, members, findings)
+
+
+def _read(fs: KitFS, path: str, required: bool) -> bytes | None:
+    try:
+        return fs.read(path)
+    except MemberError as exc:
+        if required or exc.kind != "missing":
+            raise NotAKitError(f"{fs.label}: {path} {exc.reason}; a kit has an index.json at its root.") from None
+        return None
+
+
+def _parse(doc: JsonDoc, findings: list[Finding], code: str) -> None:
+    if doc.data is None:
+        return
+    try:
+        doc.document = orjson.loads(doc.data)
+    except orjson.JSONDecodeError as exc:
+        findings.append(Finding(code, doc.path, f"is not valid UTF-8 JSON: {exc.msg} (column {exc.colno})", line=exc.lineno))
+        return
+    doc.parsed = True
+
+
+def _validate(doc: JsonDoc, findings: list[Finding], codes: tuple[str, str], schema: str) -> None:
+    """Against its schema, and against the bytes kitbuild writes for the same document."""
+    if not doc.parsed:
+        return
+    assert doc.data is not None
+    bad_schema, bad_layout = codes
+    errors = list(schema_errors(doc.document, load_schema(schema)))
+    for where, what in errors:
+        findings.append(Finding(bad_schema, doc.path, f"{key_path(where)}: {what}"))
+    doc.valid = not errors
+    canonical = dump_json(doc.document)
+    if canonical != doc.data:
+        findings.append(
+            Finding(
+                bad_layout,
+                doc.path,
+                "is not laid out as kitbuild writes it (two-space indent, keys in the order written, a final newline), so it was edited after the build",
+                line=first_difference(canonical, doc.data),
+            )
+        )
+
+
+def first_difference(want: bytes, found: bytes) -> int:
+    """The first line (from 1) on which ``found`` differs from ``want``."""
+    for number, (a, b) in enumerate(zip(want.split(b"\n"), found.split(b"\n")), 1):
+        if a != b:
+            return number
+    return min(want.count(b"\n"), found.count(b"\n")) + 1

@@ -1,0 +1,419 @@
+"""The one pass over one file of a kit, used by ``build`` and by ``verify`` alike.
+
+``build`` feeds each file's bytes to an :class:`Observer` as it writes them into the staged kit;
+``verify`` feeds the bytes it reads from a folder or an archive. Either way the file is read
+once, in blocks, and the :class:`Observation` that comes out is a function of its bytes and the
+:class:`Plan` alone: so the checks that run on observations (:mod:`kitbuild.checks`) give build
+and verify the same answer for the same kit.
+
+In that pass a file is hashed (hashlib), and searched for: the digests it prints, the placeholder
+and the words each rule wrote, leaks (:mod:`kitbuild.leaks`), and, in a JSON or NDJSON record
+that prints a digest, the (path, digest) pairs it states. Positions are kept as byte offsets;
+:func:`locate` turns the few a report prints into lines and columns.
+
+A large file is searched over a window: what is left of the previous block and the new block. A
+window is settled up to its last line end (or, inside a line longer than a block, up to a margin
+before its end); a match counts only if it starts in the settled part, so nothing is cut by a
+block edge or counted twice, and a little context before the settled part is kept for the
+searches that look behind.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, BinaryIO, Iterable, Iterator, Mapping
+
+import orjson
+
+from kitbuild.fileformat import format_of
+from kitbuild.leaks import Leak, LeakScanner
+from kitbuild.schema import key_path
+
+BLOCK_SIZE = 1 << 20
+# A NUL byte in a file's first 8 KiB makes it binary: never rewritten, and searched only for
+# what can hide in any bytes (see kitbuild.leaks).
+BINARY_SNIFF = 8192
+# A JSON document (or an NDJSON record) larger than this is not parsed for pairs.
+PAIR_LIMIT = 16 << 20
+DIGEST_LENGTH = 64
+PREFIX = b"sha256:"
+_DIGEST = re.compile(rb"(?<![0-9A-Fa-f])[0-9A-Fa-f]{64}(?![0-9A-Fa-f])")
+_LONG_HEX = re.compile(rb"[0-9A-Fa-f]{65,}")
+_DIGEST_VALUE = re.compile(r"(?:sha256:)?([0-9A-Fa-f]{64})")
+_PATH_KEYS = {"path", "file", "filename", "file_path", "filepath", "name_path"}
+_DIGEST_KEYS = {"sha256", "digest", "checksum", "hash"}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to look for in every file of one kit. Picklable: workers get it once."""
+
+    # Every kit path a record may pair with a digest.
+    paths: frozenset[str] = frozenset()
+    # digest-withheld's placeholders: each is counted exactly.
+    placeholders: tuple[str, ...] = ()
+    # Per rule whose words can be counted: the spellings of the words it wrote.
+    words: tuple[tuple[str, ...], ...] = ()
+    allow: tuple[str, ...] = ()
+    # Only in a build: the private strings the config names (string -> what it is), and the
+    # original digests of changed files (hex -> what it is). A reader has neither.
+    private: Mapping[str, str] = field(default_factory=dict)
+    withheld: Mapping[str, str] = field(default_factory=dict)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The compiled searches are made again in each worker, not pickled.
+        state = dict(self.__dict__)
+        for name in ("scanner", "counters"):
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    @cached_property
+    def scanner(self) -> LeakScanner:
+        return LeakScanner(self.private, self.allow, self.withheld)
+
+    @cached_property
+    def counters(self) -> tuple[re.Pattern[bytes] | None, ...]:
+        """One pattern per placeholder, then per rule's words: leftmost-longest, non-overlapping."""
+        out: list[re.Pattern[bytes] | None] = []
+        for forms in [(p,) for p in self.placeholders] + [tuple(w) for w in self.words]:
+            needles = sorted({f.encode("utf-8") for f in forms if f}, key=lambda b: (-len(b), b))
+            out.append(re.compile(b"|".join(re.escape(n) for n in needles)) if needles else None)
+        return tuple(out)
+
+
+@dataclass
+class Observation:
+    """What one pass learned about one file. Offsets are byte offsets into the file."""
+
+    path: str
+    size: int = 0
+    sha256: str = ""
+    binary: bool = False
+    error: str | None = None  # why the file could not be read (then nothing else is known)
+    # Each digest printed (lower-case hex) -> [how many times, offset of the first].
+    digests: dict[str, list[int]] = field(default_factory=dict)
+    # Whether a run of more than 64 hex digits is printed (a digest could hide inside one).
+    long_hex: bool = False
+    placeholders: list[int] = field(default_factory=list)
+    words: list[int] = field(default_factory=list)
+    leaks: list[Leak] = field(default_factory=list)
+    # (key path, kit path, digest said) -> [how many records say so, offset of the first NDJSON
+    # record saying so, or -1 in a JSON document]. A pair that says a placeholder is left out.
+    pairs: dict[tuple[str, str, str], list[int]] = field(default_factory=dict)
+    # Records that print a digest but were too large or not JSON, so no pair was read from them.
+    pairs_unread: int = 0
+
+    @property
+    def quiet(self) -> bool:
+        """Nothing but a size and a digest to report."""
+        return not (self.digests or self.long_hex or any(self.placeholders) or any(self.words) or self.leaks or self.pairs or self.pairs_unread)
+
+
+class Observer:
+    """Feed a file's bytes in order (:meth:`feed`), then :meth:`finish` for its observation."""
+
+    def __init__(self, path: str, plan: Plan) -> None:
+        self.plan = plan
+        self.obs = Observation(path, placeholders=[0] * len(plan.placeholders), words=[0] * len(plan.words))
+        self._hash = hashlib.sha256()
+        self._format = format_of(path)
+        self._pairs = self._format in ("json", "ndjson")
+        self._head: bytearray | None = bytearray()  # until binary or not is known
+        self._carry = b""  # the window's unsettled bytes, and context before them
+        self._context = 0  # how many bytes at the carry's start are context (searched already)
+        self._base = 0  # the file offset of the carry's first byte
+        self._doc: list[bytes] | None = [] if self._format == "json" else None
+        self._doc_size = 0
+        self._doc_digest = False
+        self._record: list[bytes] = []  # an NDJSON record that runs past a window
+        self._record_start = 0
+        self._record_size = 0
+
+    def feed(self, data: bytes) -> None:
+        if not data:
+            return
+        self._hash.update(data)
+        self.obs.size += len(data)
+        if self._head is not None:
+            self._head += data
+            if len(self._head) < BINARY_SNIFF:
+                return
+            data, self._head = bytes(self._head), None
+            self.obs.binary = b"\0" in data[:BINARY_SNIFF]
+        self._window(data, final=False)
+
+    def finish(self) -> Observation:
+        if self._head is not None:
+            data, self._head = bytes(self._head), None
+            self.obs.binary = b"\0" in data[:BINARY_SNIFF]
+            self._window(data, final=True)
+        else:
+            self._window(b"", final=True)
+        if self._doc is not None and self._doc_digest:
+            if self._doc_size > PAIR_LIMIT:
+                self.obs.pairs_unread += 1
+            else:
+                self._parse(b"".join(self._doc), -1)
+        self.obs.sha256 = self._hash.hexdigest()
+        return self.obs
+
+    # -- the window ---------------------------------------------------------------------------
+
+    def _window(self, data: bytes, final: bool) -> None:
+        window = self._carry + data if self._carry else data
+        lo = self._context
+        if final:
+            hi = len(window)
+        else:
+            nl = window.rfind(b"\n", lo)
+            if nl >= 0:
+                hi = nl + 1
+            elif len(window) - lo > 2 * BLOCK_SIZE:
+                # A line longer than two blocks: settle all but a margin that holds any match.
+                hi = len(window) - LeakScanner.MAX_MATCH
+            else:
+                self._carry = window
+                return
+        if hi > lo:
+            self._settle(window, lo, hi)
+        keep = max(0, hi - LeakScanner.MAX_MATCH)
+        self._base += keep
+        self._carry = window[keep:]
+        self._context = hi - keep
+
+    def _settle(self, window: bytes, lo: int, hi: int) -> None:
+        """Everything that starts in ``window[lo:hi]``."""
+        obs, plan, base = self.obs, self.plan, self._base
+        digest_starts: list[int] = []
+        for m in _DIGEST.finditer(window, lo):
+            start = m.start()
+            if start >= hi:
+                break
+            digest_starts.append(start)
+            hexdigest = m.group().decode("ascii").lower()
+            seen = obs.digests.get(hexdigest)
+            if seen is None:
+                obs.digests[hexdigest] = [1, base + start]
+            else:
+                seen[0] += 1
+        if not obs.long_hex:
+            m = _LONG_HEX.search(window, lo)
+            obs.long_hex = m is not None and m.start() < hi
+        if not obs.binary:
+            for k, pattern in enumerate(plan.counters):
+                if pattern is None:
+                    continue
+                n = 0
+                for m in pattern.finditer(window, lo):
+                    if m.start() >= hi:
+                        break
+                    n += 1
+                target = obs.placeholders if k < len(plan.placeholders) else obs.words
+                target[k if k < len(plan.placeholders) else k - len(plan.placeholders)] += n
+        for leak in plan.scanner.scan(window, binary=obs.binary, lo=lo, hi=hi):
+            obs.leaks.append(Leak(leak.code, base + leak.offset, leak.what))
+        if self._pairs and not obs.binary:
+            if self._doc is not None:
+                self._grow_doc(window[lo:hi], bool(digest_starts))
+            else:
+                self._records(window, lo, hi, digest_starts)
+
+    # -- pairs in JSON records ----------------------------------------------------------------
+
+    def _grow_doc(self, piece: bytes, digest: bool) -> None:
+        assert self._doc is not None
+        self._doc_digest = self._doc_digest or digest
+        self._doc_size += len(piece)
+        if self._doc_size <= PAIR_LIMIT:
+            self._doc.append(piece)
+        else:
+            self._doc = []  # kept only to be counted as unread
+
+    def _records(self, window: bytes, lo: int, hi: int, digests: list[int]) -> None:
+        """Parse each NDJSON record in ``window[lo:hi]`` that prints a digest."""
+        pos = lo
+        if self._record:
+            nl = window.find(b"\n", lo, hi)
+            end = nl if nl >= 0 else hi
+            self._record.append(window[lo:end])
+            self._record_size += end - lo
+            if digests and digests[0] < end:
+                self._record_digest = True
+            if nl < 0:
+                return
+            self._close_record()
+            pos = nl + 1
+        i = bisect.bisect_left(digests, pos)
+        while i < len(digests):
+            start = window.rfind(b"\n", pos, digests[i]) + 1 or pos
+            nl = window.find(b"\n", digests[i], hi)
+            if nl < 0:
+                # The record runs on into the next window.
+                self._record, self._record_start = [window[start:hi]], self._base + start
+                self._record_size, self._record_digest = hi - start, True
+                return
+            self._parse(window[start:nl], self._base + start)
+            pos = nl + 1
+            i = bisect.bisect_left(digests, pos, i)
+        if hi > pos and window[hi - 1 : hi] != b"\n":
+            start = window.rfind(b"\n", pos, hi) + 1 or pos
+            self._record, self._record_start = [window[start:hi]], self._base + start
+            self._record_size, self._record_digest = hi - start, False
+
+    _record_digest = False
+
+    def _close_record(self) -> None:
+        if self._record_digest:
+            if self._record_size > PAIR_LIMIT:
+                self.obs.pairs_unread += 1
+            else:
+                self._parse(b"".join(self._record), self._record_start)
+        self._record, self._record_size, self._record_digest = [], 0, False
+
+    def _parse(self, data: bytes, offset: int) -> None:
+        try:
+            document = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            self.obs.pairs_unread += 1
+            return
+        for triple in json_pairs(document, self.plan.paths, self.plan.placeholders):
+            seen = self.obs.pairs.get(triple)
+            if seen is None:
+                self.obs.pairs[triple] = [1, offset]
+            else:
+                seen[0] += 1
+
+
+def _key_kind(key: str) -> tuple[bool, bool]:
+    """Whether ``key`` names a path (``path``, ``file``, ``*_path``...), and whether a digest."""
+    k = key.lower()
+    return (k in _PATH_KEYS or k.endswith("_path")), (k in _DIGEST_KEYS or k.endswith("sha256") or k.endswith("_digest"))
+
+
+def _normal(path: str) -> str:
+    return path[2:] if path.startswith("./") else path
+
+
+def json_pairs(document: Any, paths: frozenset[str], placeholders: tuple[str, ...]) -> Iterator[tuple[str, str, str]]:
+    """(key path, kit path, digest said) for each digest ``document`` pairs with a kit path.
+
+    A pair is an object with exactly one path-like field and one digest-like field (``{"path":
+    ..., "sha256": ...}``), or a mapping entry from a kit path to a digest. A pair that says a
+    placeholder always holds and is left out. The walk keeps its own stack: a record nested a
+    thousand deep must not exhaust Python's recursion.
+    """
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), document)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, dict):
+            path_keys: list[str] = []
+            digest_keys: list[tuple[str, str]] = []
+            entries: list[tuple[str, str, str]] = []
+            inner: list[tuple[str, Any]] = []
+            for k, v in value.items():
+                if isinstance(v, str):
+                    is_path, is_digest = _key_kind(k)
+                    if is_path:
+                        path_keys.append(k)
+                    if v in placeholders:
+                        said = v
+                    elif (m := _DIGEST_VALUE.fullmatch(v)) is not None:
+                        said = m.group(1).lower()
+                    else:
+                        continue
+                    if is_digest:
+                        digest_keys.append((k, said))
+                    if _normal(k) in paths:
+                        entries.append((k, _normal(k), said))
+                elif isinstance(v, (dict, list)):
+                    inner.append((k, v))
+            if len(path_keys) == 1 and len(digest_keys) == 1:
+                target = _normal(value[path_keys[0]])
+                key, said = digest_keys[0]
+                if target in paths and said not in placeholders:
+                    yield key_path([*where, key]), target, said
+            for k, target, said in entries:
+                if said not in placeholders:
+                    yield key_path([*where, k]), target, said
+            stack.extend(((*where, k), v) for k, v in reversed(inner))
+        elif isinstance(value, list):
+            stack.extend(((*where, i), v) for i, v in reversed(list(enumerate(value))) if isinstance(v, (dict, list)))
+
+
+def observe_bytes(path: str, data: bytes, plan: Plan) -> Observation:
+    """The observation of bytes already in memory."""
+    observer = Observer(path, plan)
+    for at in range(0, len(data), BLOCK_SIZE):
+        observer.feed(data[at : at + BLOCK_SIZE])
+    return observer.finish()
+
+
+def observe_stream(path: str, stream: BinaryIO, plan: Plan) -> Observation:
+    """The observation of a stream read to its end (not to a size given before: a file that grew
+    while it was read is observed with what it grew by)."""
+    observer = Observer(path, plan)
+    while True:
+        block = stream.read(BLOCK_SIZE)
+        if not block:
+            return observer.finish()
+        observer.feed(block)
+
+
+def locate(blocks: Iterable[bytes], offsets: Iterable[int]) -> dict[int, tuple[int, int]]:
+    """The (line, column) of each byte offset, both counted from 1, in one pass over ``blocks``."""
+    want = sorted(set(offsets))
+    out: dict[int, tuple[int, int]] = {}
+    line, last_nl, pos, i = 1, -1, 0, 0
+    for block in blocks:
+        if i == len(want):
+            break
+        counted = 0
+        while i < len(want) and want[i] < pos + len(block):
+            at = want[i] - pos
+            line += block.count(b"\n", counted, at)
+            nl = block.rfind(b"\n", counted, at)
+            if nl >= 0:
+                last_nl = pos + nl
+            counted = at
+            out[want[i]] = (line, want[i] - last_nl)
+            i += 1
+        line += block.count(b"\n", counted)
+        nl = block.rfind(b"\n", counted)
+        if nl >= 0:
+            last_nl = pos + nl
+        pos += len(block)
+    for o in want[i:]:  # past the end: the file changed since it was observed
+        out[o] = (line, o - last_nl)
+    return out
+
+
+def blocks_of(stream: BinaryIO) -> Iterator[bytes]:
+    while block := stream.read(BLOCK_SIZE):
+        yield block
+
+
+def line_chunks(stream: BinaryIO, first: bytes = b"", size: int = BLOCK_SIZE) -> Iterator[bytes]:
+    """``first``, then the rest of ``stream``, in chunks of about ``size`` bytes that end at a
+    line end (the last may not): what a rewrite takes, one whole line at least at a time."""
+    parts: list[bytes] = [first] if first else []
+    while True:
+        block = stream.read(size)
+        if not block:
+            if parts:
+                yield b"".join(parts)
+            return
+        cut = block.rfind(b"\n")
+        if cut < 0:
+            # No line end yet: keep the pieces and join once, so a long line costs O(n).
+            parts.append(block)
+            continue
+        parts.append(block[: cut + 1])
+        yield b"".join(parts)
+        parts = [block[cut + 1 :]] if cut + 1 < len(block) else []

@@ -1,0 +1,93 @@
+"""Work on many files spread over worker processes (concurrent.futures), results in input order.
+
+The per-file pass is Python (the searches) around hashlib (which releases the GIL): threads
+would leave every search to one core, so the workers are processes. Files go out in batches,
+a few per worker at a time, so a kit of 100,000 small files costs a few hundred round trips,
+not 100,000; what every batch needs (the plan, the kit's reader) is sent once per worker.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, Callable, Sequence, TypeVar
+
+from kitbuild.progress import SILENT, Progress
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+# Below this much work the workers' start costs more than they save.
+SERIAL_FILES = 16
+SERIAL_BYTES = 32 << 20
+BATCHES_PER_WORKER = 8
+MAX_BATCH_FILES = 256
+
+_STATE: Any = None
+
+
+def default_jobs() -> int:
+    """The number of cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def _setup(state: Any) -> None:
+    global _STATE
+    _STATE = state
+
+
+def _run(work: Callable[[Any, T], R], batch: Sequence[T]) -> list[R]:
+    return [work(_STATE, item) for item in batch]
+
+
+def batches(items: Sequence[T], weights: Sequence[int], jobs: int) -> list[list[T]]:
+    """``items`` cut, in order, into runs of about equal weight (bytes) and count, about
+    :data:`BATCHES_PER_WORKER` per worker: enough to balance the load at the end."""
+    parts = max(1, jobs * BATCHES_PER_WORKER)
+    weight_share = max(1, sum(weights) // parts)
+    count_share = max(1, min(MAX_BATCH_FILES, -(-len(items) // parts)))
+    out: list[list[T]] = []
+    run: list[T] = []
+    weight = 0
+    for item, w in zip(items, weights):
+        run.append(item)
+        weight += w
+        if weight >= weight_share or len(run) >= count_share:
+            out.append(run)
+            run, weight = [], 0
+    if run:
+        out.append(run)
+    return out
+
+
+def map_files(
+    work: Callable[[Any, T], R],
+    state: Any,
+    items: Sequence[T],
+    weights: Sequence[int],
+    jobs: int,
+    progress: Progress = SILENT,
+    sequential: bool = False,
+) -> list[R]:
+    """``[work(state, item) for item in items]``, on ``jobs`` worker processes where it pays.
+
+    ``work`` must be a module-level function and ``state`` picklable: each worker gets ``state``
+    once. ``weights`` (bytes, as far as known) balance the batches and move ``progress``.
+    ``sequential``: the items must be taken in order, in this process (an archive read as one
+    compressed stream).
+    """
+    small = len(items) < SERIAL_FILES and sum(weights) < SERIAL_BYTES
+    if jobs <= 1 or sequential or small or len(items) < 2:
+        out = []
+        for item, w in zip(items, weights):
+            out.append(work(state, item))
+            progress.advance(1, w)
+        return out
+    runs = batches(list(range(len(items))), list(weights), jobs)
+    results: list[list[R]] = []
+    with ProcessPoolExecutor(max_workers=min(jobs, len(runs)), initializer=_setup, initargs=(state,)) as pool:
+        futures = [pool.submit(_run, work, [items[i] for i in run]) for run in runs]
+        for run, future in zip(runs, futures):
+            results.append(future.result())
+            progress.advance(len(run), sum(weights[i] for i in run))
+    return [r for batch in results for r in batch]
