@@ -7,7 +7,10 @@ lists the record files (those copied from sources) in GNU coreutils' text format
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+import hashlib
+from typing import Any, Iterable, Mapping
+
+from kitbuild.jsonfile import dump_json
 
 INDEX = "index.json"
 PROVENANCE = "provenance.json"
@@ -31,3 +34,19 @@ def sums_of(digests: Mapping[str, str]) -> bytes:
 def sums_in_order(pairs: Iterable[tuple[str, str]]) -> bytes:
     """SHA256SUMS from (path, hex digest) pairs already sorted by path."""
     return "".join([f"{digest}  {path}\n" for path, digest in pairs]).encode("utf-8")
+
+
+def entry(path: str, data: bytes) -> dict[str, Any]:
+    """A listed file: its path, size and sha256."""
+    return {"path": path, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def index_bytes(kit: str, entries: Iterable[Mapping[str, Any]], provenance: Mapping[str, Any]) -> bytes:
+    """index.json: the kit's name, its files sorted by path, and provenance.json's size and digest.
+
+    provenance.json is not a listed file (the pages are rendered from it), but its digest is
+    recorded here so that an edit to any of its bytes, including those no page shows (the tool's
+    version, the allow list's reasons), is caught.
+    """
+    files = [{"path": e["path"], "size": e["size"], "sha256": e["sha256"]} for e in sorted(entries, key=lambda e: e["path"])]
+    return dump_json({"kit": kit, "files": files, "provenance": {"path": PROVENANCE, "size": provenance["size"], "sha256": provenance["sha256"]}})

@@ -88,7 +88,7 @@ class BuildReport:
 
 
 @dataclass(frozen=True)
-class _Work:
+class Work:
     """What every file's pass needs; sent once to each worker."""
 
     matchers: list[Matcher | None]
@@ -96,7 +96,7 @@ class _Work:
     collect: bool
 
 
-def write_file(work: _Work, job: tuple[str, str, str]) -> FileResult:
+def write_file(work: Work, job: tuple[str, str, str]) -> FileResult:
     """Copy ``src`` to ``dst``, rewritten by the rules, observing what is written."""
     import hashlib
 
@@ -124,7 +124,7 @@ def _blocks(stream: Any, head: bytes) -> Iterator[bytes]:
         yield block
 
 
-def withhold_file(work: _Work, job: tuple[str, str, str]) -> FileResult:
+def withhold_file(work: Work, job: tuple[str, str, str]) -> FileResult:
     """Rewrite a staged copy once more with only the digest rule, observing it again."""
     staged, kit_path, digest_rule = job
     result = write_file(work, (staged, kit_path, staged + ".withheld"))
@@ -132,7 +132,7 @@ def withhold_file(work: _Work, job: tuple[str, str, str]) -> FileResult:
     return result
 
 
-def observe_file(work: _Work, job: tuple[str, str]) -> Observation:
+def observe_file(work: Work, job: tuple[str, str]) -> Observation:
     path, kit_path = job
     observer = Observer(kit_path, work.plan)
     with open(path, "rb") as stream:
@@ -188,7 +188,7 @@ def build(
         private=private_strings(config),
     )
     with Staging(target, dry_run) as staging:
-        work = _Work(matchers, plan, dry_run)
+        work = Work(matchers, plan, dry_run)
         sizes = [os.path.getsize(f.src) for f in files]
         progress.begin("rewriting", len(files), sum(sizes))
         for folder in sorted({os.path.dirname(f.kit_path) for f in files}):
@@ -215,7 +215,7 @@ def build(
         return result
 
 
-def _withhold(config: Config, matchers: list[Matcher | None], work: _Work, results: list[FileResult], staging: Path, workers: int, progress: Progress) -> list[FileResult]:
+def _withhold(config: Config, matchers: list[Matcher | None], work: Work, results: list[FileResult], staging: Path, workers: int, progress: Progress) -> list[FileResult]:
     """Withhold the digests of changed files, then observe again every file that could print one."""
     digest_rule = next((u.index for u in config.rules if u.rule.primitive == "digest"), None)
     withheld = _withheld_closure(results, digest_rule is not None)
@@ -230,7 +230,7 @@ def _withhold(config: Config, matchers: list[Matcher | None], work: _Work, resul
         digest_matcher = matchers[digest_rule]
         assert digest_matcher is not None
         only[digest_rule] = digest_matcher.with_withheld(frozenset(withheld))
-        second = map_files(withhold_file, _Work(only, plan, work.collect), [(str(staging / results[i].kit_path), results[i].kit_path, "") for i in again], [results[i].size for i in again], workers, progress)
+        second = map_files(withhold_file, Work(only, plan, work.collect), [(str(staging / results[i].kit_path), results[i].kit_path, "") for i in again], [results[i].size for i in again], workers, progress)
         for i, res in zip(again, second):
             first = results[i]
             counts = list(first.counts)
@@ -238,7 +238,7 @@ def _withhold(config: Config, matchers: list[Matcher | None], work: _Work, resul
             results[i] = FileResult(first.kit_path, first.source_sha256, counts, first.events + res.events, res.observation)
     else:
         # Nothing withholds: observe the copies again, so the gate names each digest left in place.
-        observations = map_files(observe_file, _Work([], plan, False), [(str(staging / results[i].kit_path), results[i].kit_path) for i in again], [results[i].size for i in again], workers, progress)
+        observations = map_files(observe_file, Work([], plan, False), [(str(staging / results[i].kit_path), results[i].kit_path) for i in again], [results[i].size for i in again], workers, progress)
         for i, obs in zip(again, observations):
             results[i] = replace(results[i], observation=obs)
     progress.end()
@@ -256,8 +256,13 @@ def _described(results: list[FileResult], withheld: set[str] | None = None) -> d
 _BUILD_CODES = {"KB501": "KB902"}
 
 
+def gate_code(code: str) -> str:
+    return _BUILD_CODES.get(code, code)
+
+
 def gate_findings(findings: list[Finding]) -> list[Finding]:
-    return [replace(f, code=_BUILD_CODES.get(f.code, f.code)) for f in findings]
+    """verify's findings as a build reports them: its allow list is the one in kit.yaml."""
+    return [replace(f, code=gate_code(f.code), message=f.message.replace("the allow list in provenance.json", "the allow list in kit.yaml")) for f in findings]
 
 
 # What to do about each kind of finding, said once after the findings of that kind.
@@ -335,11 +340,7 @@ def _write_generated(config: Config, staging: Path, results: list[FileResult], r
     The pages are rendered from provenance.json and index.json as parsed back from the bytes
     written, the very input verify renders them from.
     """
-    import hashlib
-
-    def entry(path: str, data: bytes) -> dict[str, Any]:
-        return {"path": path, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
-
+    entry = kit_index.entry
     generated: dict[str, bytes] = {}
     listed = [{"path": r.kit_path, "size": r.size, "sha256": r.sha256} for r in results]
     sums = kit_index.sums_of({r.kit_path: r.sha256 for r in results})
@@ -362,7 +363,7 @@ def _write_generated(config: Config, staging: Path, results: list[FileResult], r
         top = r.kit_path.split("/", 1)[0]
         counts[top] = counts.get(top, 0) + 1
     generated[kit_index.PROVENANCE] = dump_json(provenance_json(config, rules, counts, pages_from, figures))
-    generated[kit_index.INDEX] = dump_json({"kit": config.kit, "files": sorted(listed, key=lambda e: e["path"]), "provenance": entry(kit_index.PROVENANCE, generated[kit_index.PROVENANCE])})
+    generated[kit_index.INDEX] = kit_index.index_bytes(config.kit, listed, entry(kit_index.PROVENANCE, generated[kit_index.PROVENANCE]))
     from kitbuild.pages import page_context, render_pages
 
     generated.update(render_pages(page_context(orjson.loads(generated[kit_index.PROVENANCE]), orjson.loads(generated[kit_index.INDEX])), custom))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime
 import os
 import re
+import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,9 +23,11 @@ import orjson
 
 from kitbuild.config import DEFAULT_CONFIG
 from kitbuild.errors import ConfigError
-from kitbuild.leaks import LeakFinding
+from kitbuild.commands.build import Work, gate_code, write_file
+from kitbuild.findings import Finding
 from kitbuild.matchers import Matcher
-from kitbuild.pipeline import FileJob, Plan, run_files
+from kitbuild.observe import Plan, blocks_of, locate
+from kitbuild.parallel import map_files
 from kitbuild.scan import BenchScan, scan_bench
 
 FILL_IN = "FILL IN"
@@ -103,7 +106,7 @@ def _out_name(scan: BenchScan, config_dir: Path) -> str:
         n += 1
 
 
-def leak_findings(scan: BenchScan, jobs: int = 1) -> list[LeakFinding]:
+def leak_findings(scan: BenchScan, jobs: int = 1) -> list[Finding]:
     """What the leak gate would still find once every proposal is filled in."""
     sources = {form: f.as_ for f in scan.folders for form in f.absolute_forms()}
     # A prefix left to fill in is taken as filled: its findings are already the researcher's to
@@ -115,13 +118,23 @@ def leak_findings(scan: BenchScan, jobs: int = 1) -> list[LeakFinding]:
         matchers.append(Matcher("literal_names", pairs=names))
     private = {k: "a private path the rules above rewrite" for k in pairs}
     private.update({k: "a machine name the rules above rewrite" for k in names})
-    plan = Plan(matchers, private, {}, ())
-    results = run_files([FileJob(str(src), kit_path, None) for kit_path, src in scan.files], plan, jobs)
-    found = {leak for r in results for leak in r.leaks}
-    return sorted(found, key=lambda f: (f.path, f.line, f.col, f.what))
+    with tempfile.TemporaryDirectory(prefix="kitbuild-init-") as scratch:
+        jobs_list = [(str(src), kit_path, os.path.join(scratch, str(n))) for n, (kit_path, src) in enumerate(scan.files)]
+        results = map_files(write_file, Work(matchers, Plan(private=private), False), jobs_list, [0] * len(jobs_list), jobs)
+        found: list[Finding] = []
+        for (_, kit_path, dst), result in zip(jobs_list, results):
+            leaks = result.observation.leaks
+            if not leaks:
+                continue
+            with open(dst, "rb") as stream:
+                places = locate(blocks_of(stream), [leak.offset for leak in leaks])
+            for leak in leaks:
+                line, col = places[leak.offset]
+                found.append(Finding(gate_code(leak.code), kit_path, f"column {col}: {leak.what}", line=line))
+    return sorted(set(found), key=lambda f: (f.path, f.line or 0, f.message))
 
 
-def starter_config(scan: BenchScan, config_dir: Path, date: str, leaks: Sequence[LeakFinding]) -> str:
+def starter_config(scan: BenchScan, config_dir: Path, date: str, leaks: Sequence[Finding]) -> str:
     """The text of the starter kit.yaml for ``scan``, to be written in ``config_dir``."""
     kit = _kit_name(config_dir)
     lines = [

@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from kitbuild import archive
-from kitbuild.errors import KitbuildError
+from kitbuild.errors import EXIT_FINDINGS, KitbuildError
 from kitbuild.index import INDEX, PROVENANCE, UNLISTED
 
 _KIT_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
@@ -33,6 +33,13 @@ class PublishReport:
     sha256: str
     files: int
     bytes: int
+    digest: str | None = None  # the kit's one digest (kitbuild.kitdocs.kit_digest)
+
+
+class UnpublishableError(KitbuildError):
+    """The kit has findings: publishing it would hand readers a kit that does not verify (exit 1)."""
+
+    exit_code = EXIT_FINDINGS
 
 
 def _not_a_kit(label: str, why: str) -> KitbuildError:
@@ -127,6 +134,19 @@ def publish(kit: str | os.PathLike[str], fmt: str = "tar.gz", out: str | os.Path
         raise _not_a_kit(label, "no such folder. Give the kit folder that 'kitbuild build' wrote.")
     folder = folder.absolute()
     name, date, members = _members(folder, label)
+    # What is published must be what verify passes: a kit with a finding is not archived.
+    from kitbuild.commands.verify import verify
+
+    checked = verify(folder)
+    if not checked.ok:
+        shown = checked.findings[:20]
+        more = len(checked.findings) - len(shown)
+        raise UnpublishableError(
+            f"{label}: 'kitbuild verify' finds {len(checked.findings)} finding{'s' if len(checked.findings) != 1 else ''} in this kit, so it is not archived:\n"
+            + "\n".join(str(f) for f in shown)
+            + (f"\n… and {more} more" if more else "")
+            + "\nRebuild the kit ('kitbuild build'), check it with 'kitbuild verify', then publish it."
+        )
     year = datetime.date.fromisoformat(date).year
     if year < (1980 if fmt == "zip" else 1970):
         # zip stores DOS times, which start in 1980; tar's start with the epoch.
@@ -145,7 +165,7 @@ def publish(kit: str | os.PathLike[str], fmt: str = "tar.gz", out: str | os.Path
     line = archive.sha256_line(target)
     checksum = target.with_name(target.name + ".sha256")
     archive.write_atomically(checksum, lambda s: s.write(line))
-    return PublishReport(target, checksum, line.split(b" ", 1)[0].decode(), len(members), sum(m.size for m in members))
+    return PublishReport(target, checksum, line.split(b" ", 1)[0].decode(), len(members), sum(m.size for m in members), checked.digest)
 
 
 def publish_text(report: PublishReport) -> str:
@@ -153,5 +173,6 @@ def publish_text(report: PublishReport) -> str:
     return (
         f"wrote {report.archive}: {report.files} files, {report.bytes:,} bytes\n"
         f"wrote {report.checksum}: sha256 {report.sha256}\n"
-        f"a reader checks it with: sha256sum -c {report.checksum.name}"
+        + (f"kit digest: {report.digest} (what 'kitbuild verify KIT --digest' checks, archive or folder)\n" if report.digest else "")
+        + f"a reader checks it with: sha256sum -c {report.checksum.name}"
     )

@@ -8,6 +8,8 @@ import shutil
 import subprocess
 
 import pytest
+
+from kitbuild.kitdocs import kit_digest
 import yaml
 
 from kitbuild import build
@@ -288,27 +290,12 @@ def test_serial_and_parallel_builds_are_identical(sample, tmp_path, cli):
     assert read_tree(tmp_path / "serial") == read_tree(tmp_path / "parallel")
 
 
-def test_withholding_in_place_and_into_new_files_build_the_same_kit(sample, tmp_path, monkeypatch):
-    from kitbuild.commands import build as build_module
-
+def test_withholding_rewrites_the_staged_copies_never_a_source(sample, tmp_path):
     bench, source = sample
     sources = read_tree(source)
-    build("kit.yaml", out=tmp_path / "in-place")
-    monkeypatch.setattr(build_module, "_never_longer", lambda placeholder: False)
-    build("kit.yaml", out=tmp_path / "renamed")
-    assert read_tree(tmp_path / "in-place") == read_tree(tmp_path / "renamed")
-    assert read_tree(source) == sources  # rewritten in place means the staged copies, never a source
-    assert b"withheld-2026-09-29" in (tmp_path / "in-place" / L / "score/family.json").read_bytes()
-
-
-@pytest.mark.parametrize(
-    ("placeholder", "in_place"),
-    [("withheld-2026-09-29", True), ("w" * 64, True), ("w" * 65, False), ('"' * 32, True), ('"' * 33, False), (None, False)],
-)
-def test_withholding_goes_in_place_only_when_no_placeholder_outgrows_a_digest(placeholder, in_place):
-    from kitbuild.commands.build import _never_longer
-
-    assert _never_longer(placeholder) is in_place  # JSON writes '"' as two bytes
+    build("kit.yaml", out=tmp_path / "kit")
+    assert read_tree(source) == sources
+    assert b"withheld-2026-09-29" in (tmp_path / "kit" / L / "score/family.json").read_bytes()
 
 
 # -- point 10: atomic and safe ------------------------------------------------------------------------
@@ -479,6 +466,7 @@ def test_build_prints_a_short_report(sample, cli):
         "  record-path-to-kit-path: fired 3 times in 1 file\n"
         "  box-name-to-role: fired 1 time in 1 file\n"
         "  digest-withheld: fired 4 times in 3 files\n"
+        f"  kit digest: {kit_digest((bench / 'kit' / 'index.json').read_bytes())} (print it beside the kit; 'kitbuild verify KIT --digest' checks it)\n"
     )
 
 
@@ -532,12 +520,12 @@ def test_kit_yaml_written_by_the_fixture_is_what_the_issue_shows(sample):
 
 
 def test_index_and_sums_sort_whatever_order_they_are_given():
-    from kitbuild.entries import Entry
-    from kitbuild.index import index_json, sums_text
+    from kitbuild.index import index_bytes, sums_of
 
-    entries = [Entry("run/b", 1, "b" * 64), Entry("SHA256SUMS", 2, "c" * 64), Entry("run/a", 3, "a" * 64)]
-    assert sums_text(entries) == f"{'c' * 64}  SHA256SUMS\n{'a' * 64}  run/a\n{'b' * 64}  run/b\n".encode()
-    assert [f["path"] for f in json.loads(index_json("k", entries))["files"]] == ["SHA256SUMS", "run/a", "run/b"]
+    entries = [{"path": "run/b", "size": 1, "sha256": "b" * 64}, {"path": "SHA256SUMS", "size": 2, "sha256": "c" * 64}, {"path": "run/a", "size": 3, "sha256": "a" * 64}]
+    assert sums_of({e["path"]: e["sha256"] for e in entries}) == f"{'c' * 64}  SHA256SUMS\n{'a' * 64}  run/a\n{'b' * 64}  run/b\n".encode()
+    provenance = {"path": "provenance.json", "size": 4, "sha256": "d" * 64}
+    assert [f["path"] for f in json.loads(index_bytes("k", entries, provenance))["files"]] == ["SHA256SUMS", "run/a", "run/b"]
 
 
 def test_a_thousand_box_names_are_rewritten_in_their_field_and_stopped_by_the_gate_elsewhere(bench):

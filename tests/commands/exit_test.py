@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from kitbuild import cli, entry, memory
+from kitbuild import cli, entry
 
 from .verify_kits import build_kit
 
@@ -19,13 +19,6 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("bench")
     build_kit(root)
     return root
-
-
-@pytest.fixture(autouse=True)
-def tables_freed_after(monkeypatch: pytest.MonkeyPatch) -> None:
-    # entry.main, run here in the test process, has every later command keep its tables: undone
-    # after each test, as the process does not end with it.
-    monkeypatch.setattr(memory, "_KEPT", None)
 
 
 def kitbuild(*args: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
@@ -138,11 +131,3 @@ def test_output_that_cannot_be_flushed_takes_the_ordinary_way_out(monkeypatch: p
     with pytest.raises(SystemExit) as ended:
         entry.main()
     assert ended.value.code == 1
-
-
-def test_main_has_the_command_keep_its_tables(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sys, "stdout", _Buffered())
-    _main_exits(monkeypatch, SystemExit(0))
-    table: dict[str, int] = {}
-    memory.keep_until_exit(table)
-    assert memory._KEPT is not None and memory._KEPT[-1] is table

@@ -20,7 +20,6 @@ import pytest
 import yaml
 
 from kitbuild import build
-from kitbuild.build_report import leak_code
 from kitbuild.findings import Finding
 from kitbuild.formats import annotation, escape_data, escape_property
 from kitbuild.resources import schema_path
@@ -222,12 +221,3 @@ def test_workflow_command_escaping() -> None:
     finding = Finding("KB104", "x,y:z.json", "has sha256 ab…: 50% off\nsecond line", line=3)
     assert annotation(finding) == "::error file=x%2Cy%3Az.json,line=3,title=KB104::has sha256 ab…: 50% off%0Asecond line".replace("50% off", "50%25 off")
     assert annotation(Finding("KB201", "SHA256SUMS", "is missing"), "kits/k") == "::error file=kits/k/SHA256SUMS,title=KB201::is missing"
-
-
-@pytest.mark.parametrize(
-    "what, code",
-    [("a home folder path (/home/...)", "KB902"), ("a file:// address", "KB902"), ("the private path of sources[0] (run)", "KB901"),
-     ("the original sha256 of run/a.json, which a rule rewrote", "KB903")],
-)
-def test_leak_codes(what: str, code: str) -> None:
-    assert leak_code(what) == code

@@ -18,8 +18,7 @@ import orjson
 import yaml
 
 from kitbuild import build
-from kitbuild.entries import Entry
-from kitbuild.index import index_json, sums_text
+from kitbuild.index import entry as entry_of, index_bytes, sums_of
 from kitbuild.jsonfile import dump_json
 from kitbuild.progress import Progress
 
@@ -105,12 +104,12 @@ def refresh(kit: Path) -> None:
         if not path.is_file():
             continue
         target = records if entry["path"] != "SHA256SUMS" and not entry["path"].startswith("_templates/") else others
-        target.append(Entry.from_bytes(entry["path"], path.read_bytes()))
-    sums = sums_text(records)
+        target.append(entry_of(entry["path"], path.read_bytes()))
+    sums = sums_of({e["path"]: e["sha256"] for e in records})
     (kit / "SHA256SUMS").write_bytes(sums)
-    others = [Entry.from_bytes("SHA256SUMS", sums) if e.path == "SHA256SUMS" else e for e in others]
-    provenance = Entry.from_bytes("provenance.json", (kit / "provenance.json").read_bytes())
-    (kit / "index.json").write_bytes(index_json(index["kit"], records + others, provenance))
+    others = [entry_of("SHA256SUMS", sums) if e["path"] == "SHA256SUMS" else e for e in others]
+    provenance = entry_of("provenance.json", (kit / "provenance.json").read_bytes())
+    (kit / "index.json").write_bytes(index_bytes(index["kit"], records + others, provenance))
 
 
 def edit_json(path: Path, change: Any) -> None:

@@ -20,7 +20,7 @@ from .verify_kits import EXTERNAL, PLACEHOLDER, build_kit, copy_kit, edit_json, 
 from kitbuild.cli import app
 from kitbuild.commands import verify as verify_module
 from kitbuild.commands.verify import verify
-from kitbuild.filescan import ScanPlan, locate, scan_blocks
+from kitbuild.observe import Observer, Plan, locate
 from kitbuild.findings import CODES, Finding, findings_markdown
 from kitbuild.kitfs import FolderKit, MemberError, NotAKitError, refusal
 from kitbuild.verify_report import verify_json, verify_text
@@ -597,9 +597,12 @@ def test_window_matches_span_block_edges() -> None:
     """A digest, a placeholder and a leak cut by a block edge are each found once, on the right line."""
     digest = "ab" * 32
     data = (b"y" * 1000 + b"\n") * 30 + b"see sha256:" + digest.encode() + b" w-1 /home/bob\n"
-    plan = ScanPlan(records=frozenset({"r.txt"}), paths=frozenset(), placeholders=("w-1",))
+    plan = Plan(placeholders=("w-1",))
     for size in (61, 4096, 1 << 20):
-        scan = scan_blocks("r.txt", (data[i : i + size] for i in range(0, len(data), size)), plan)
+        observer = Observer("r.txt", plan)
+        for i in range(0, len(data), size):
+            observer.feed(data[i : i + size])
+        scan = observer.finish()
         assert scan.digests == {digest: [1, data.index(digest.encode())]}
         assert scan.placeholders == [1]
         assert [leak.code for leak in scan.leaks] == ["KB501"]

@@ -14,8 +14,7 @@ from typing import Any
 import orjson
 import yaml
 
-from kitbuild.entries import Entry
-from kitbuild.index import index_json, sums_text
+from kitbuild.index import entry as entry_of, index_bytes as make_index, sums_of
 from kitbuild.pages import page_context, render_pages
 
 AS = "bench-2026"
@@ -104,12 +103,12 @@ def cover_tracks(kit: Path) -> None:
     for entry in index["files"]:
         path = kit / entry["path"]
         target = others if entry["path"] == "SHA256SUMS" or entry["path"].startswith("_templates/") else records
-        target.append(Entry.from_bytes(entry["path"], path.read_bytes()))
-    sums = sums_text(records)
+        target.append(entry_of(entry["path"], path.read_bytes()))
+    sums = sums_of({e["path"]: e["sha256"] for e in records})
     (kit / "SHA256SUMS").write_bytes(sums)
-    others = [Entry.from_bytes("SHA256SUMS", sums) if e.path == "SHA256SUMS" else e for e in others]
+    others = [entry_of("SHA256SUMS", sums) if e["path"] == "SHA256SUMS" else e for e in others]
     provenance_bytes = (kit / "provenance.json").read_bytes()
-    index_bytes = index_json(index["kit"], records + others, Entry.from_bytes("provenance.json", provenance_bytes))
+    index_bytes = make_index(index["kit"], records + others, entry_of("provenance.json", provenance_bytes))
     (kit / "index.json").write_bytes(index_bytes)
     pages = render_pages(page_context(json.loads(provenance_bytes), json.loads(index_bytes)))
     for name, data in pages.items():
