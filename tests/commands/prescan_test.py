@@ -8,12 +8,10 @@ files and a small-file limit that some of the kit's files pass.
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import pickle
 from pathlib import Path
 
-import orjson
 import pytest
 
 from kitbuild import crew, prescan
@@ -23,7 +21,6 @@ from kitbuild.filescan import FileScan, ScanPlan
 from kitbuild.kitfs import FolderKit
 from kitbuild.prescan import Prescan
 from kitbuild.progress import Progress
-from kitbuild.speedups import COMPILED
 from kitbuild.verify_report import verify_json
 
 from kitbuild import build
@@ -33,8 +30,6 @@ from .verify_kits import EXTERNAL, CountingProgress, build_kit, copy_kit, edit_j
 LS = "learned-sparse-2026-11-07"
 NOTES = f"{LS}/notes.txt"
 READING = f"{LS}/full-s1/score/reading.json"
-
-pytestmark = pytest.mark.skipif(not COMPILED, reason="the head start needs the compiled quiet test")
 
 
 @pytest.fixture(autouse=True)
@@ -88,23 +83,6 @@ class _Spy:
             self.finished |= {p for p, scan in out.items() if before.get(p) is not scan}
 
         monkeypatch.setattr(Prescan, "finish", finish)
-
-
-@pytest.mark.parametrize("broken", [False, True])
-def test_a_head_start_gives_the_report_one_process_gives(kit: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, broken: bool) -> None:
-    copy = _copy(kit, tmp_path / "kit", broken)
-    serial = verify_json(verify(copy, jobs=1))
-    spy = _Spy(monkeypatch)
-    assert verify_json(verify(copy, jobs=2)) == serial
-    codes = {f["code"] for f in orjson.loads(serial)["findings"]}
-    if broken:
-        assert {"KB401", "KB402", "KB501", "KB502"} <= codes
-    else:
-        assert not codes
-    # The quiet files were finished ahead, and no large file was; one with something in it was
-    # only if the main process, with the whole plan, took it.
-    assert {f"{LS}/a-quiet/q{i}.txt" for i in range(9) if not (broken and i == 3)} <= spy.finished
-    assert not spy.finished & {READING, f"{LS}/full-s1/run/weights.bin", NOTES if broken else ""}
 
 
 def test_the_size_sample_is_read_off_index_jsons_bytes_as_the_build_writes_them() -> None:
@@ -199,36 +177,6 @@ def _run_worker(tmp_path: Path, files: dict[str, bytes], plan: ScanPlan) -> tupl
     finally:
         team.cancel()
     return sent, int(team.stopped), left
-
-
-def test_a_worker_sends_size_and_digest_only_for_a_small_quiet_file(tmp_path: Path) -> None:
-    files = {
-        "r/a-quiet.txt": b"nothing to see\n",
-        "r/b-word.txt": b"the desktop ran it\n",
-        "r/c-placeholder.txt": b"sha256 withheld\n",
-        "r/d-digest.txt": b"ab" * 32 + b"\n",
-        "r/e-leak.txt": b"read /home/alice/rows\n",
-        "r/f-email.txt": b"mail alice@example.org\n",
-        "r/g-large.txt": b"quiet but long " * 5,
-        "r/h-quiet.txt": b"",
-    }
-    plan = ScanPlan(records=frozenset(), paths=frozenset(), placeholders=("withheld",), words=(("desktop",),))
-    sent, stop, left = _run_worker(tmp_path, files, plan)
-    # Runs of two: the first holds a quiet file and a word, so the worker goes on; the second
-    # finds nothing quiet, and the worker stops there, telling the main process to stop too.
-    assert sent == [(0, [(15, hashlib.sha256(files["r/a-quiet.txt"]).hexdigest()), None]), (1, [None, None])]
-    assert stop == 1
-    assert left == 2
-
-
-def test_a_worker_takes_every_run_of_a_quiet_kit(tmp_path: Path) -> None:
-    files = {f"r/{i:02d}.txt": b"row %d\n" % i for i in range(7)}
-    plan = ScanPlan(records=frozenset(), paths=frozenset(), placeholders=("withheld",))
-    sent, stop, left = _run_worker(tmp_path, files, plan)
-    paths = sorted(files)
-    assert [k for k, _ in sent] == [0, 1, 2, 3]
-    assert [s for _, run in sent for s in run] == [(len(files[p]), hashlib.sha256(files[p]).hexdigest()) for p in paths]
-    assert (stop, left) == (0, 0)
 
 
 def test_a_page_is_never_finished_ahead(tmp_path: Path) -> None:

@@ -8,7 +8,6 @@ of every record for the pairs. No timings here: the speed lives in bench/.
 from __future__ import annotations
 
 import hashlib
-import mmap
 import os
 import re
 import subprocess
@@ -20,15 +19,13 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from kitbuild import crew, filescan, mapped
-from kitbuild import leaks as leaks_module
+from kitbuild import crew, filescan
 from kitbuild.commands import verify as verify_module
 from kitbuild.commands.verify import verify
 from kitbuild.filescan import LEAK_SHAPES, ScanPlan, chunks, json_pairs, locate, scan_blocks, scan_bytes, scan_files
 from kitbuild.kitfs import FolderKit
 from kitbuild.leaks import ShapeFinder
 from kitbuild.schema import key_path
-from kitbuild.speedups import COMPILED
 from kitbuild.verify_report import verify_json
 
 from .verify_kits import EXTERNAL, build_kit, copy_kit, edit_json, refresh
@@ -130,98 +127,9 @@ def test_any_block_size_gives_the_scan_of_the_whole(parts: list[bytes], size: in
     assert [(leak.code, leak.offset) for leak in whole.leaks] == _reference_leaks(data)
 
 
-# Bytes that are almost what a scan reports on: pieces of leak anchors, '@' without a domain,
-# 63 hex digits, the start of a placeholder or a rule's word.
-NEAR_MISSES = [b"/hom", b"home/", b"\\/mn", b"file:/", b":\\User", b"10,", b"17.", b"192.16", b"@", b"a@b", b"a@b.c", b"f" * 63, b"w-", b"deskto", b"aba", b"y" * 50, b"\n", b" "]
-
-
-def _without_the_shortcut(path: str, data: bytes) -> filescan.FileScan:
-    compiled = filescan._compiled(PLAN)
-    saved, compiled.quiet = compiled.quiet, None
-    try:
-        return filescan._scan_one(path, data, PLAN)
-    finally:
-        compiled.quiet = saved
-
-
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    st.lists(st.sampled_from(NEAR_MISSES), max_size=60),
-    st.lists(st.tuples(st.sampled_from(FRAGMENTS), st.integers(0, 60)), max_size=2),
-    st.sampled_from(["r.ndjson", "r.txt", "r.json", "run/other.bin"]),
-)
-def test_the_quiet_shortcut_finds_what_the_whole_scan_finds(near: list[bytes], loud: list[tuple[bytes, int]], path: str) -> None:
-    """A file the shortcut passes as quiet gets the scan the searches give it one by one: a file
-    of near misses, or one with a finding or two among them."""
-    parts = list(near)
-    for fragment, at in loud:
-        parts.insert(min(at, len(parts)), fragment)
-    data = b"".join(parts)
-    assert _summary(filescan._scan_one(path, data, PLAN)) == _summary(_without_the_shortcut(path, data))
-
-
-@pytest.mark.skipif(not COMPILED, reason="the shortcut is taken with the compiled scans only")
-def test_a_quiet_file_skips_the_searches(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The shortcut is taken (so the test above compares two ways): a quiet file's scan makes no
-    census (alone, or in the one walk of a record's searches)."""
-    def no_census(*args: object) -> list[int]:
-        raise AssertionError("census called on a quiet file")
-
-    monkeypatch.setattr(filescan, "census", no_census)
-    monkeypatch.setattr(filescan, "record_walk", no_census)
-    scan = filescan._scan_one("r.ndjson", b"y" * 100 + b"\n", PLAN)
-    assert (scan.digests, scan.placeholders, scan.words, scan.leaks) == ({}, [0], [0, 0], [])
-    with pytest.raises(AssertionError, match="census called"):
-        filescan._scan_one("r.ndjson", b"w-1\n", PLAN)
-
-
-@pytest.mark.skipif(not COMPILED, reason="the one walk is the compiled scans' (speedups.record_walk)")
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(st.lists(st.sampled_from(FRAGMENTS + NEAR_MISSES), min_size=1, max_size=80), st.sampled_from(["r.ndjson", "r.txt", "r.json"]))
-def test_a_record_read_whole_is_searched_in_one_walk(monkeypatch: pytest.MonkeyPatch, parts: list[bytes], path: str) -> None:
-    """A record's digests, counted words, leak anchors and '@' come from one call (record_walk),
-    and its scan is the one the four searches give apart (with the walk turned off)."""
-    data = b"".join(parts) + b"w-1 /home/bob/x bob@example.org\n"  # never quiet: the searches run
-    calls: list[str] = []
-
-    def spy(name: str, real: object) -> object:
-        def call(*args: object) -> object:
-            calls.append(name)
-            return real(*args)  # type: ignore[operator]
-
-        return call
-
-    # (monkeypatch's context: hypothesis runs the body many times within one fixture)
-    with monkeypatch.context() as patch:
-        for module, name in ((filescan, "record_walk"), (filescan, "census"), (filescan, "count_starts"), (filescan, "email_ats"), (leaks_module, "leftmost_starts")):
-            patch.setattr(module, name, spy(name, getattr(module, name)))
-        one_walk = filescan._scan_one(path, data, PLAN)
-        assert calls == ["record_walk"]
-        calls.clear()
-        patch.setattr(ShapeFinder, "leftmost_args", lambda self, data: None)
-        apart = filescan._scan_one(path, data, PLAN)
-        assert sorted(calls) == ["census", "count_starts", "email_ats", "leftmost_starts"]
-    assert _summary(one_walk) == _summary(apart)
-    assert one_walk.placeholders[0] >= 1 and one_walk.leaks
-
-
-@pytest.fixture(params=["read", "mapped"])
-def reading(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """How a file larger than a block is taken in: read block by block into the window, or (where
-    the compiled hash runs) hashed from memory maps two pages long, so that a map's edge falls
-    inside most files and between most blocks."""
-    if request.param == "read":
-        monkeypatch.setattr(mapped, "ACCELERATED", False)
-    elif not mapped.ACCELERATED:
-        pytest.skip("the compiled SHA-256 does not run here")
-    else:
-        monkeypatch.setattr(mapped, "WINDOW", 2 * mmap.ALLOCATIONGRANULARITY)
-    return str(request.param)
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(st.lists(st.sampled_from(FRAGMENTS), max_size=120), st.sampled_from([7, 64, 100, 4096]), st.sampled_from(["r.ndjson", "r.json"]))
-def test_a_file_read_into_the_reused_buffer_gives_the_scan_of_the_whole(tmp_path_factory: pytest.TempPathFactory, reading: str, parts: list[bytes], size: int, path: str) -> None:
+def test_a_file_read_into_the_reused_buffer_gives_the_scan_of_the_whole(tmp_path_factory: pytest.TempPathFactory, parts: list[bytes], size: int, path: str) -> None:
     # scan_file reads a file larger than a block into one buffer that each read overwrites: a
     # block kept past its turn (a JSON document's parts, a window) would read the next block's bytes.
     data = b"".join(parts)
@@ -237,7 +145,7 @@ def test_a_file_read_into_the_reused_buffer_gives_the_scan_of_the_whole(tmp_path
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(st.lists(st.sampled_from(FRAGMENTS), min_size=200, max_size=400), st.sampled_from([1000, 4096, 9000]), st.sampled_from(["r.ndjson", "r.txt"]))
-def test_a_file_many_windows_long_read_in_place_gives_the_scan_of_the_whole(tmp_path_factory: pytest.TempPathFactory, reading: str, parts: list[bytes], size: int, path: str) -> None:
+def test_a_file_many_windows_long_read_in_place_gives_the_scan_of_the_whole(tmp_path_factory: pytest.TempPathFactory, parts: list[bytes], size: int, path: str) -> None:
     # Long enough (repeated past 40 KiB) that the window drops what it settled many times over:
     # every offset a finding keeps must still count from the file's start.
     data = b"".join(parts) * (40_000 // max(1, len(b"".join(parts))) + 1)
@@ -631,97 +539,6 @@ def test_a_folder_listed_without_sizes_lists_the_same_members(tmp_path: Path) ->
     assert {m.kind for m in without} == {"file", "dir", "symlink", "other"}
     assert [m.size for m in with_sizes if m.kind == "file"] == [2, 3]
     assert all(m.size is None for m in without)
-
-
-def _walked_in_python(fs: FolderKit, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, int | None]]:
-    from kitbuild import kitfs
-
-    with monkeypatch.context() as patched:
-        patched.setattr(kitfs, "_listing", None)
-        return [tuple(m) for m in fs.members(sizes=False)]  # type: ignore[misc]
-
-
-@pytest.mark.skipif(__import__("kitbuild.kitfs").kitfs._listing is None, reason="kitbuild._listing is not compiled in this install")
-@pytest.mark.parametrize("odd_names", [(), (b"\xff-not-utf8", "\ue000-private-use".encode())], ids=["utf-8", "not-utf-8"])
-def test_the_compiled_listing_is_the_python_walk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, odd_names: tuple[bytes, ...]) -> None:
-    """Every kind of entry, names whose bytes and code points sort alike ('a' < 'a-c' < 'a/b'),
-    an empty folder, and a name that is not UTF-8, whose surrogate escapes sort otherwise than
-    its bytes (the listing then leaves the sort to Python)."""
-    import os
-
-    for folder in ("a", "a/b", "a-c", "empty", "z/deep/er"):
-        (tmp_path / folder).mkdir(parents=True, exist_ok=True)
-    for name in ("a/b/x.ndjson", "a/b.txt", "a-c/y", "a.txt", "z/deep/er/f", "\u00e9t\u00e9.md"):
-        (tmp_path / name).write_bytes(b"x")
-    (tmp_path / "link").symlink_to(tmp_path / "a")
-    os.mkfifo(tmp_path / "a" / "pipe")
-    for parent in (b"", b"a/"):  # U+E000 sorts after the escape of byte FF, its UTF-8 before it
-        for odd in odd_names:
-            open(os.path.join(os.fsencode(tmp_path), parent + odd), "wb").close()
-    fs = FolderKit(tmp_path)
-    listed = [tuple(m) for m in fs.members(sizes=False)]
-    assert listed == _walked_in_python(fs, monkeypatch)
-    assert [p for p, _, _ in listed] == sorted(p for p, _, _ in listed)
-    assert {k for _, k, _ in listed} == {"file", "dir", "symlink", "other"}
-    assert all(type(m).__name__ == "Member" for m in fs.members(sizes=False))
-
-
-@pytest.mark.skipif(__import__("kitbuild.kitfs").kitfs._listing is None, reason="kitbuild._listing is not compiled in this install")
-def test_a_folder_that_cannot_be_read_is_listed_as_python_lists_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A folder whose path is longer than the system takes cannot be opened, by anyone: it is
-    listed as a folder and then as 'other', before its sibling 'name-c' (the listing's one sort of
-    every path, kept for this case)."""
-    import os
-
-    name = "d" * 250
-    fd = os.open(tmp_path, os.O_RDONLY)
-    try:
-        for _ in range(20):  # past PATH_MAX (4,096 bytes) whatever tmp_path is
-            os.close(os.open(name + "-c", os.O_CREAT | os.O_WRONLY, dir_fd=fd))
-            os.mkdir(name, dir_fd=fd)
-            below = os.open(name, os.O_RDONLY, dir_fd=fd)
-            os.close(fd)
-            fd = below
-    finally:
-        os.close(fd)
-    fs = FolderKit(tmp_path)
-    listed = [tuple(m) for m in fs.members(sizes=False)]
-    assert listed == _walked_in_python(fs, monkeypatch)
-    others = [i for i, (_, kind, _) in enumerate(listed) if kind == "other"]
-    assert len(others) == 1 and listed[others[0] - 1][:2] == (listed[others[0]][0], "dir")
-    assert listed[others[0] + 1][0] == listed[others[0]][0] + "-c"
-    # With sizes (build, check), each entry is looked at: those that cannot be are 'other' too.
-    with_sizes = list(fs.members())
-    assert [m.path for m in with_sizes] == sorted(m.path for m in with_sizes) and "other" in {m.kind for m in with_sizes}
-
-
-# Names from bytes that sort before '/' ('-', '.'), after it ('0', 'a', '~') and names that are
-# prefixes of one another, as folders and files at a few depths.
-tree_names = st.text(alphabet="-.0a~", min_size=1, max_size=3).filter(lambda n: n not in (".", ".."))
-trees = st.recursive(st.just(b"x"), lambda below: st.dictionaries(tree_names, below, max_size=5), max_leaves=20)
-
-
-@pytest.mark.skipif(__import__("kitbuild.kitfs").kitfs._listing is None, reason="kitbuild._listing is not compiled in this install")
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.dictionaries(tree_names, trees, max_size=6))
-def test_the_compiled_listing_sorts_any_tree_as_python_does(tmp_path_factory: pytest.TempPathFactory, tree: dict[str, object]) -> None:
-    """Each folder's names sorted on their own, with 'what is below' keyed name + '/', give the
-    order of the whole paths (the folder 'a', then 'a-c', then 'a/b')."""
-    root = tmp_path_factory.mktemp("tree")
-
-    def make(folder: Path, node: dict[str, object]) -> None:
-        for name, child in node.items():
-            if isinstance(child, dict):
-                (folder / name).mkdir()
-                make(folder / name, child)
-            else:
-                (folder / name).write_bytes(b"x")
-
-    make(root, tree)
-    fs = FolderKit(root)
-    listed = [m.path for m in fs.members(sizes=False)]
-    assert listed == sorted(listed)
-    assert [tuple(m) for m in fs.members(sizes=False)] == _walked_in_python(fs, pytest.MonkeyPatch())
 
 
 def test_a_pool_sends_back_every_kind_of_finding_a_file_alone_can_hold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
