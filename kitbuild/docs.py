@@ -1,6 +1,6 @@
 """The generated parts of kitbuild's documentation, and the tool that keeps them in step.
 
-Two blocks are rendered from data rather than typed: README.md's built-in rule reference (from
+Two blocks are rendered from data rather than typed: docs/rules.md's built-in rule reference (from
 ``rules/*.yaml``, between ``<!-- rules:start -->`` and ``<!-- rules:end -->``) and docs/config.md's
 key reference (from ``kitbuild/schemas/config.schema.json``, between ``<!-- config:start -->`` and
 ``<!-- config:end -->``). Run ``python -m kitbuild.docs`` in a checkout after changing a rule or
@@ -93,7 +93,7 @@ def config_markdown() -> str:
 
 # Each generated block: (file in the checkout, marker name, renderer).
 BLOCKS: tuple[tuple[str, str, Callable[[], str]], ...] = (
-    ("README.md", "rules", rules_markdown),
+    ("docs/rules.md", "rules", rules_markdown),
     ("docs/config.md", "config", config_markdown),
 )
 

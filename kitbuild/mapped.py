@@ -45,7 +45,7 @@ _Sha256: type[Sha256] | None = None
 
 if not os.environ.get("KITBUILD_PURE_PYTHON") and hasattr(mmap, "MAP_POPULATE"):
     try:
-        from kitbuild import _sha256
+        import kitbuild._sha256 as _sha256
     except ImportError:  # installed without a C compiler: files are read, not mapped
         pass
     else:

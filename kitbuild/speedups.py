@@ -280,7 +280,7 @@ COMPILED = False
 
 if not os.environ.get("KITBUILD_PURE_PYTHON"):
     try:
-        from kitbuild import _speedups
+        import kitbuild._speedups as _speedups
     except ImportError:  # installed without a C compiler: the twins serve
         pass
     else:

@@ -1,4 +1,4 @@
-"""kitbuild rules, and the README's rule reference generated from the same rule files."""
+"""kitbuild rules, and docs/rules.md's rule reference generated from the same rule files."""
 
 from __future__ import annotations
 
@@ -36,15 +36,15 @@ def test_rules_text_shows_parameters_and_samples_exactly() -> None:
     ) in text
 
 
-def test_markdown_option_prints_the_readme_reference(cli) -> None:
+def test_markdown_option_prints_the_docs_reference(cli) -> None:
     result = cli("rules", "--markdown")
     assert result.exit_code == 0
     assert result.stdout == rules_markdown()
 
 
-def test_readme_rule_reference_is_the_generated_one() -> None:
-    readme = (docs.CHECKOUT / "README.md").read_text(encoding="utf-8")
-    assert docs.block_of(readme, "rules") == rules_markdown(), "run 'python -m kitbuild.docs'"
+def test_rule_reference_is_the_generated_one() -> None:
+    page = (docs.CHECKOUT / "docs/rules.md").read_text(encoding="utf-8")
+    assert docs.block_of(page, "rules") == rules_markdown(), "run 'python -m kitbuild.docs'"
 
 
 def test_config_reference_is_the_generated_one() -> None:
@@ -54,13 +54,13 @@ def test_config_reference_is_the_generated_one() -> None:
 
 def test_docs_check_reports_a_stale_block(tmp_path) -> None:
     (tmp_path / "docs").mkdir()
-    (tmp_path / "README.md").write_text("# x\n<!-- rules:start -->\nold\n<!-- rules:end -->\ntail\n")
+    (tmp_path / "docs/rules.md").write_text("# x\n<!-- rules:start -->\nold\n<!-- rules:end -->\ntail\n")
     (tmp_path / "docs/config.md").write_text("<!-- config:start -->\n<!-- config:end -->\n")
-    assert docs.stale_blocks(tmp_path) == ["README.md (rules)", "docs/config.md (config)"]
+    assert docs.stale_blocks(tmp_path) == ["docs/rules.md (rules)", "docs/config.md (config)"]
     assert docs.main(["--check", str(tmp_path)]) == 1
     assert docs.main([str(tmp_path)]) == 0
     assert docs.main(["--check", str(tmp_path)]) == 0
-    text = (tmp_path / "README.md").read_text()
+    text = (tmp_path / "docs/rules.md").read_text()
     assert text.startswith("# x\n<!-- rules:start -->\n#### `record-path-to-kit-path`\n")
     assert text.endswith("\n<!-- rules:end -->\ntail\n")
 
