@@ -201,12 +201,13 @@ def verify_command(
     as_json: bool = typer.Option(False, "--json", help="The same as --format json."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help=QUIET_HELP),
     jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="Worker processes (default: the number of cores)."),
+    digest: Optional[str] = typer.Option(None, "--digest", help="The kit digest printed in the paper or on the release page (sha256:...); a kit whose own digest differs is a finding."),
 ) -> None:
     """Check a kit in reverse, from its own files alone; exit 1 on any finding, 2 if KIT is not a kit."""
     # The body is kitbuild.entry's, which also runs the plain forms of this call without typer.
     from kitbuild.entry import VerifyCall, run_verify
 
-    raise typer.Exit(run_verify(VerifyCall(kit, format, as_json, quiet, jobs)))
+    raise typer.Exit(run_verify(VerifyCall(kit, format, as_json, quiet, jobs, digest)))
 
 
 @app.command("check")

@@ -28,6 +28,7 @@ class VerifyCall(NamedTuple):
     as_json: bool = False
     quiet: bool = False
     jobs: int | None = None
+    digest: str | None = None
 
 
 # The verify command's flags and the options that take a value, with the field each sets.
@@ -92,7 +93,7 @@ def run_verify(call: VerifyCall) -> int:
 
         fmt = "json" if call.as_json else check_format(call.format)
         with progress_for(fmt, call.quiet) as progress:
-            report = verify(call.kit, jobs=call.jobs, progress=progress)
+            report = verify(call.kit, jobs=call.jobs, progress=progress, digest=call.digest)
     except KitbuildError as exc:
         print_error(exc)
         return exc.exit_code

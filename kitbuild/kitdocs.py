@@ -115,7 +115,8 @@ def read_docs(fs: KitFS) -> KitDocs:
     findings: list[Finding] = []
     index = JsonDoc(kit_index.INDEX, _read(fs, kit_index.INDEX, required=True))
     provenance = JsonDoc(kit_index.PROVENANCE, _read(fs, kit_index.PROVENANCE, required=False))
-    members = {m.path: m for m in fs.members(sizes=False)}
+    # With sizes: they share the work between workers and tell the progress bar the whole.
+    members = {m.path: m for m in fs.members(sizes=True)}
     sums = None
     if kit_index.SUMS in members and members[kit_index.SUMS].kind == FILE:
         try:

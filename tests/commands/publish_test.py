@@ -14,6 +14,8 @@ from pathlib import Path
 import orjson
 import pytest
 
+from kitbuild.kitdocs import kit_digest
+
 from kitbuild.archive import epoch_of
 from kitbuild.commands.build import build
 from kitbuild.commands.publish import publish
@@ -92,8 +94,19 @@ def test_default_archive_goes_beside_the_kit(kit: Path, cli) -> None:
     assert result.stdout.splitlines() == [
         f"wrote {archive}: 8 files, {sum(p.stat().st_size for p in kit.rglob('*') if p.is_file()):,} bytes",
         f"wrote {archive}.sha256: sha256 {digest}",
+        f"kit digest: {kit_digest((kit / 'index.json').read_bytes())} (what 'kitbuild verify KIT --digest' checks, archive or folder)",
         "a reader checks it with: sha256sum -c tiny-kit.tar.gz.sha256",
     ]
+
+
+def test_a_kit_with_a_finding_is_not_published(kit: Path, cli) -> None:
+    # A record edited after the build: verify finds it, so publish writes nothing.
+    notes = next(p for p in sorted(kit.rglob("*")) if p.is_file() and "/" in p.relative_to(kit).as_posix() and not p.relative_to(kit).as_posix().startswith("_"))
+    notes.write_bytes(notes.read_bytes() + b"edited\n")
+    result = cli("publish", "kit")
+    assert result.exit_code == 1
+    assert "KB104" in result.stderr and "is not archived" in result.stderr
+    assert not (kit.parent / "tiny-kit.tar.gz").exists()
 
 
 def test_a_folder_without_index_json_is_refused(bench: Path, cli) -> None:

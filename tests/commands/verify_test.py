@@ -20,6 +20,8 @@ from .verify_kits import EXTERNAL, PLACEHOLDER, build_kit, copy_kit, edit_json, 
 from kitbuild.cli import app
 from kitbuild.commands import verify as verify_module
 from kitbuild.commands.verify import verify
+from kitbuild.checks import check_sums
+from kitbuild.kitdocs import kit_digest
 from kitbuild.observe import Observer, Plan, locate
 from kitbuild.findings import CODES, Finding, findings_markdown
 from kitbuild.kitfs import FolderKit, MemberError, NotAKitError, refusal
@@ -197,7 +199,15 @@ SCENARIOS: dict[str, Scenario] = {
     "KB602": _hostile_template,
     "KB603": lambda k, m: (k / "index.html").unlink(),
     "KB604": lambda k, m: (edit_json(k / "provenance.json", lambda d: d["pages"].update({"README.md": "_templates/gone.j2"})), refresh(k)),
+    "KB208": lambda k, m: _respelled_sums(k, lambda lines: [line[:64] + b" *" + line[66:] for line in lines]),
 }
+
+
+def _respelled_sums(kit: Path, change: Callable[[list[bytes]], list[bytes]]) -> None:
+    """SHA256SUMS saying the same in another spelling, with index.json's pin on it fixed up."""
+    _sums_lines(kit, change)
+    sums = (kit / "SHA256SUMS").read_bytes()
+    _index_files(kit, lambda files: [f.update(size=len(sums), sha256=hashlib.sha256(sums).hexdigest()) for f in files if f["path"] == "SHA256SUMS"])
 
 
 def _pair_wrong(kit: Path) -> None:
@@ -208,7 +218,8 @@ def _pair_wrong(kit: Path) -> None:
 def test_every_verify_code_has_a_scenario() -> None:
     # Produced elsewhere: figures' codes in tests/figures/, check's in check_test.py, build's in
     # formats_test.py, an archive's in archive_test.py.
-    assert set(SCENARIOS) == {code for code in CODES if code[2] not in "789" and not "KB112" <= code <= "KB117"}
+    # KB009 needs a digest from the reader: test_a_digest_given_that_differs_is_kb009.
+    assert set(SCENARIOS) == {code for code in CODES if code[2] not in "789" and not "KB112" <= code <= "KB117"} - {"KB009"}
 
 
 @pytest.mark.parametrize("code", sorted(SCENARIOS))
@@ -272,33 +283,51 @@ def test_findings_never_stop_at_the_first(copy: Path) -> None:
     }
 
 
-def test_sums_accepts_binary_markers(copy: Path) -> None:
-    _sums_lines(copy, lambda lines: [line[:64] + b" *" + line[66:] for line in lines])
-    sums = (copy / "SHA256SUMS").read_bytes()
-    _index_files(copy, lambda files: [f.update(size=len(sums), sha256=hashlib.sha256(sums).hexdigest()) for f in files if f["path"] == "SHA256SUMS"])
-    assert verify(copy).findings == []
+@pytest.mark.parametrize("change", [
+    lambda lines: [line[:64] + b" *" + line[66:] for line in lines],  # binary markers
+    lambda lines: [line[:64].upper() + line[64:] for line in lines],  # upper-case hex
+    lambda lines: list(reversed(lines)),                              # lines reordered
+], ids=["binary-markers", "upper-case", "reordered"])
+def test_a_respelled_sha256sums_is_kb208_even_with_its_pin_fixed_up(copy: Path, change: Callable[[list[bytes]], list[bytes]]) -> None:
+    """Every byte of a kit is pinned: SHA256SUMS must be exactly what kitbuild writes, so a copy
+    that says the same in another spelling is caught, not only one that says something else."""
+    _respelled_sums(copy, change)
+    assert {f.code for f in verify(copy).findings} >= {"KB208"}
+    assert {f.code for f in verify(copy).findings if f.path == "SHA256SUMS"} == {"KB208"}
+
+
+@pytest.mark.parametrize(("change", "agrees"), [
+    (lambda lines: lines, True),
+    (lambda lines: [*lines[:3], _flip(lines[3]), *lines[4:]], False),   # a digest changed
+    (lambda lines: lines[:-1], False),                                  # the last line dropped
+    (lambda lines: [*lines, lines[0]], False),                          # a line added
+    (lambda lines: [*lines[:-1], lines[-1].rstrip(b"\n")], False),      # no final line break
+], ids=["as-written", "digest-changed", "last-line-dropped", "line-added", "no-final-newline"])
+def test_sha256sums_agrees_only_when_it_is_what_the_build_writes(kit: Path, change: Callable[[list[bytes]], list[bytes]], agrees: bool) -> None:
+    listed = {e["path"]: e for e in orjson.loads((kit / "index.json").read_bytes())["files"]}
+    lines = (kit / "SHA256SUMS").read_bytes().splitlines(keepends=True)
+    records = {line.decode().rstrip("\n").split("  ", 1)[1] for line in lines}
+    assert len(lines) == 6 and records <= set(listed)
+    assert (check_sums(b"".join(change(lines)), listed, records) == []) is agrees
 
 
 def _flip(line: bytes) -> bytes:
     return (b"1" if line[:1] == b"0" else b"0") + line[1:]
 
 
-@pytest.mark.parametrize(("change", "agrees"), [
-    (lambda lines: lines, True),
-    (lambda lines: [*lines[:3], _flip(lines[3]), *lines[4:]], False),   # a digest in the second block
-    (lambda lines: lines[:-1], False),                                  # the last line dropped
-    (lambda lines: [*lines, lines[0]], False),                          # a line added after the last block
-    (lambda lines: [*lines[:-1], lines[-1].rstrip(b"\n")], False),      # no final line break
-], ids=["as-written", "second-block-digest", "last-line-dropped", "line-added", "no-final-newline"])
-def test_sha256sums_is_compared_block_by_block(kit: Path, monkeypatch: pytest.MonkeyPatch, change: Callable[[list[bytes]], list[bytes]], agrees: bool) -> None:
-    """With blocks of two lines, the six records' SHA256SUMS spans three: a change anywhere in
-    any of them, or past the last, is seen."""
-    monkeypatch.setattr(verify_module, "_SUMS_LINES", 2)
-    listed = {e["path"]: e for e in orjson.loads((kit / "index.json").read_bytes())["files"]}
-    lines = (kit / "SHA256SUMS").read_bytes().splitlines(keepends=True)
-    records = {line.decode().rstrip("\n").split("  ", 1)[1] for line in lines}
-    assert len(lines) == 6 and records <= set(listed)
-    assert verify_module._sums_as_written(b"".join(change(lines)), listed, records) is agrees
+def test_a_digest_given_that_differs_is_kb009_and_the_right_one_passes(copy: Path) -> None:
+    right = kit_digest((copy / "index.json").read_bytes())
+    assert verify(copy, digest=right).ok
+    assert verify(copy, digest=right.removeprefix("sha256:").upper()).ok
+    wrong = "sha256:" + "0" * 64
+    [finding] = verify(copy, digest=wrong).findings
+    assert str(finding) == f"KB009 index.json: the kit's digest is {right}; the one given is {wrong}"
+
+
+def test_a_digest_that_is_not_one_is_exit_2(copy: Path) -> None:
+    code, _, err = run_cli("verify", str(copy), "--digest", "sha256:abc")
+    assert code == 2
+    assert "--digest 'sha256:abc': not a kit digest" in err
 
 
 # -- hostile kits: findings or exit 2, never a traceback, never a read outside ---------------

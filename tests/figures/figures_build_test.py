@@ -125,10 +125,11 @@ def test_a_source_path_named_as_a_kit_path_is_not_printed(bench: Path) -> None:
     assert caught.value.message == "figure 'hits' cannot be computed: [the path of sources[0] as kit.yaml gives it]/rows.ndjson: no such file in the kit"
 
 
-def test_a_dry_run_counts_no_figures(bench: Path) -> None:
+def test_a_dry_run_stops_where_the_build_would_and_writes_nothing(bench: Path) -> None:
+    # A dry run is the build in a scratch folder: a figure its files cannot back stops it too.
     write_bench(bench, figures={"hits": {**FIGURES["hits"], "rows": f"{AS}/run/gone.ndjson"}}, table=[])
-    report = build("kit.yaml", dry_run=True, jobs=1)
-    assert report.figures == {}
+    with pytest.raises(FigureError):
+        build("kit.yaml", dry_run=True, jobs=1)
     _nothing_written(bench)
 
 
