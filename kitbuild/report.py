@@ -78,6 +78,7 @@ def build_document(report: BuildReport | None, config: str, *, dry_run: bool, fi
         "written": report is not None and not dry_run and ok,
         "kit": report.config.kit if report is not None else None,
         "out": str(report.out) if report is not None else None,
+        "digest": report.digest if report is not None and not dry_run and ok else None,
         "records": len(report.files) if report is not None else None,
         "bytes": report.record_bytes if report is not None else None,
         "rules": [{"name": r["name"], "total": r["total"], "files": len(r["firings"])} for r in report.rules] if report is not None else None,

@@ -86,6 +86,8 @@ def verify_text(report: VerifyReport) -> str:
     """The report a person reads: ✓ or ✗ per check, its figures, then each finding."""
     n = len(report.findings)
     lines = [f"kitbuild verify {report.kit}: " + ("every check passes" if report.ok else f"{_plural(n, 'finding')}")]
+    if report.digest:
+        lines.append(f"kit digest: {report.digest}")
     for check in report.checks:
         mark = "✓" if check.ok else "✗"
         head = f"{mark} {check.title}"
@@ -106,6 +108,7 @@ def verify_document(report: VerifyReport) -> dict[str, Any]:
     return {
         "command": "verify",
         "kit": report.kit,
+        "digest": report.digest,
         "ok": report.ok,
         "exit_code": report.exit_code,
         "findings": findings_document(report.findings),
