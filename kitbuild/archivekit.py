@@ -2,10 +2,10 @@
 
 An archive comes from anywhere, and its headers are claims like any other. Its members are read
 from the archive itself, never written to disk; a member is refused (and reported as a finding, see
-:meth:`~kitbuild.kitfs.KitFS.findings`) when its name climbs out or is absolute, when it is a link,
+:meth:`~kitbuild.kitview.KitFS.findings`) when its name climbs out or is absolute, when it is a link,
 a device or a FIFO, when its name occurs twice, when it declares more bytes than the archive can
-hold, or more than :attr:`~kitbuild.kitfs.ArchiveLimits.member`. An archive whose members declare
-more than :attr:`~kitbuild.kitfs.ArchiveLimits.total` in all is not read at all (exit 2). Declared
+hold, or more than :attr:`~kitbuild.kitview.ArchiveLimits.member`. An archive whose members declare
+more than :attr:`~kitbuild.kitview.ArchiveLimits.total` in all is not read at all (exit 2). Declared
 sizes are checked against what the compressed bytes can expand to (deflate never expands more
 than 1032-fold) before any member is skipped or read, so a tiny archive claiming 10 GB costs
 nothing.
@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import IO, Any, BinaryIO, Callable, Iterator, cast
 
 from kitbuild.findings import Finding
-from kitbuild.kitfs import DIR, FILE, GIB, OTHER, REFUSED, SYMLINK, ArchiveLimits, KitFS, Member, MemberError, NotAKitError, refusal
+# kitbuild.kitview, not kitbuild.kitfs: kitfs.open_kit imports this module, and the import goes one way.
+from kitbuild.kitview import DIR, FILE, GIB, OTHER, REFUSED, SYMLINK, ArchiveLimits, KitFS, Member, MemberError, NotAKitError, refusal
 
 # deflate's largest expansion: 258 bytes from 2 bits. A member that claims more than this many
 # times its compressed bytes (plus a little for headers) cannot hold what it claims.
