@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from kitbuild.errors import ConfigError, RuleError
-from kitbuild.rules import Rule, resolve_rule
-from kitbuild.schema import first_schema_error, key_path, load_schema, public_key_path
+from kitbuild.rules import BUILTIN_RULES, Rule, builtin_rule, resolve_rule
+from kitbuild.schema import first_schema_error, key_path, load_schema, property_names, public_key_path
 from kitbuild.yamlfile import YamlDocument, load_yaml
 
 DEFAULT_CONFIG = "kit.yaml"
@@ -136,11 +136,18 @@ def check_out(config: Config, out: Path, where: str) -> None:
     _check_out_against(config.sources, out, where)
 
 
+def _public_keys() -> frozenset[str]:
+    """The keys a message may spell out: the config's and the figures' schema keys, and the
+    built-in rules' parameters; a key the user chose (a private path in ``map``) is not one."""
+    params = {name for rule_id in BUILTIN_RULES for name in builtin_rule(rule_id).params.get("properties", {})}
+    return property_names("config", "figures") | params
+
+
 def load_config(path: str | os.PathLike[str] = DEFAULT_CONFIG) -> Config:
     """Load and check a kit config; raises :class:`ConfigError` naming file, line and key."""
     label = str(path)
     config_path = Path(path).absolute()
-    doc = load_yaml(config_path, label)
+    doc = load_yaml(config_path, label, _public_keys)
     data = doc.data
     if data is None:
         raise ConfigError(f"{label}: the file is empty. A kit config needs at least kit, title, date and sources; see README.md, 'The kit config'.")

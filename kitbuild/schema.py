@@ -29,6 +29,24 @@ def load_schema(name: str) -> dict[str, Any]:
     return schema
 
 
+@functools.lru_cache(maxsize=None)
+def property_names(*names: str) -> frozenset[str]:
+    """Every key the schemas ``names`` define, at any depth: the keys a message may spell out
+    (any other key of a document is one its author chose, and may be private)."""
+    found: set[str] = set()
+    work: list[Any] = [load_schema(name) for name in names]
+    while work:
+        node = work.pop()
+        if isinstance(node, Mapping):
+            props = node.get("properties")
+            if isinstance(props, Mapping):
+                found.update(props)
+            work.extend(node.values())
+        elif isinstance(node, list):
+            work.extend(node)
+    return frozenset(found)
+
+
 def key_path(path: Iterable[str | int]) -> str:
     """``['rules', 1, 'with', 'names']`` -> ``rules[1].with.names``; odd keys are quoted."""
     out = ""
