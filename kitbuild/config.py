@@ -131,9 +131,42 @@ def _check_out_against(sources: list[Source] | tuple[Source, ...], out: Path, wh
             raise ConfigError(f"{where}: sources[{s.index}] ({s.as_}) lies inside it, and a build replaces that folder. Choose a folder outside it.")
 
 
+# A build stages the kit beside its folder under a longer name (".<name>.kitbuild-XXXXXXXX"), so
+# the folder's own name must leave room below the usual 255-byte limit of a file name.
+OUT_NAME_MAX = 200
+
+
+def _writable_place(out: Path, where: str) -> None:
+    """Refuse a folder no build could write, before anything is: a name too long, a path through a
+    file, a read-only file system or one that stores no files at all (/proc, /sys), a folder the
+    user may not write in. Only what can be told without writing; the messages name no path."""
+    for part in out.parts:
+        if len(os.fsencode(part)) > OUT_NAME_MAX:
+            raise ConfigError(f"{where}: a folder name in it is {len(os.fsencode(part))} bytes long, more than the {OUT_NAME_MAX} a build can use. Choose a shorter one.")
+    # The build writes in the folder that holds the kit's folder, created if missing: look at
+    # the nearest folder that exists on the way there.
+    above = out.parent
+    while not os.path.lexists(above) and above != above.parent:
+        above = above.parent
+    if not above.is_dir():
+        raise ConfigError(f"{where}: cannot be made: a part of its path is a file, not a folder. Choose another folder.")
+    try:
+        fs = os.statvfs(above)
+    except (OSError, AttributeError):  # no statvfs (Windows), or it failed: the build will tell
+        return
+    if fs.f_flag & os.ST_RDONLY:
+        raise ConfigError(f"{where}: is on a read-only file system. Choose a folder on a disk you can write to.")
+    if fs.f_blocks == 0:
+        # A file system with no blocks to keep a file in: the kernel's views (/proc, /sys).
+        raise ConfigError(f"{where}: is on a file system that cannot hold files (such as /proc or /sys). Choose a folder on a disk you can write to.")
+    if not os.access(above, os.W_OK | os.X_OK):
+        raise ConfigError(f"{where}: cannot be written: permission denied on the folder that would hold it. Choose a folder you can write to.")
+
+
 def check_out(config: Config, out: Path, where: str) -> None:
-    """Refuse an output folder inside a source, or one that holds a source."""
+    """Refuse an output folder inside a source, one that holds a source, or one no build could write."""
     _check_out_against(config.sources, out, where)
+    _writable_place(out, where)
 
 
 def _public_keys() -> frozenset[str]:

@@ -103,6 +103,9 @@ def _describe(error: jsonschema.ValidationError) -> str:
         return f"must be of type {error.validator_value}"
     if validator == "pattern":
         return f"does not have the required form (pattern {error.validator_value})"
+    if validator == "maxLength" and isinstance(error.instance, str):
+        # A kit folder or name past this breaks file systems and archive tools; say so, and how long.
+        return f"is {len(error.instance)} characters long, more than the {error.validator_value} allowed. Choose a shorter one"
     if validator == "propertyNames":
         return "has a key of the wrong form: " + _describe(error.context[0]) if error.context else "has a key of the wrong form"
     if validator == "enum" and isinstance(error.validator_value, list):
