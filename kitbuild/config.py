@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import datetime
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
 from kitbuild.errors import ConfigError, RuleError
 from kitbuild.rules import BUILTIN_RULES, Rule, builtin_rule, resolve_rule
-from kitbuild.schema import first_schema_error, key_path, load_schema, property_names, public_key_path
+from kitbuild.schema import SchemaProblem, first_schema_problem, key_path, load_schema, nearest, property_names, public_key_path
 from kitbuild.yamlfile import YamlDocument, load_yaml
 
 DEFAULT_CONFIG = "kit.yaml"
@@ -114,6 +115,54 @@ class Config:
         }
 
 
+def _names_a_file(use: str) -> bool:
+    # As kitbuild.rules.resolve_rule reads 'use': a path names a rule file; anything else an id.
+    return "/" in use or use.endswith((".yaml", ".yml"))
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,39}")
+
+
+def _schema_failure(
+    doc: YamlDocument,
+    problem: SchemaProblem,
+    data: Any,
+    schema: Mapping[str, Any] | None,
+    prefix: str,
+    after: str,
+    inner: Any = None,
+    inner_schema: Mapping[str, Any] | None = None,
+    inner_prefix: str = "",
+    inner_from: int = 0,
+) -> ConfigError:
+    """A schema violation as a message: ``kit.yaml:line:col: key.path: what; what to do``.
+
+    The key path spells out the schema's own keys and shows any other by position (see
+    :func:`public_key_path`); ``inner*`` describe a document nested at ``problem.path[:inner_from]``
+    (a rule's ``with:``, checked against the rule's own schema). An unknown key is placed at the
+    key itself, named when it reads as a key name, with the key the writer may have meant.
+    """
+    path = problem.path
+    if inner_schema is not None:
+        shown = public_key_path(path[inner_from:], inner, inner_schema, prefix=inner_prefix)
+    else:
+        shown = public_key_path(path, data, schema or {}, prefix=prefix)
+    if problem.unknown_key is None:
+        return ConfigError(f"{doc.where(path)}: {shown}: {problem.message}{after}")
+    key = problem.unknown_key
+    where = doc.key_where([*path, key])
+    if _PLAIN_KEY.fullmatch(key):
+        shown = f"{shown}.{key}" if shown != "(top level)" else key
+        what = "unknown key"
+    else:
+        # A key that does not read as a name may be anything (a pasted private path): line:col
+        # points at it, and the message does not repeat it.
+        what = "unknown key (shown at its line)"
+    maybe = f"; did you mean {problem.suggestion!r}?" if problem.suggestion else "."
+    allowed = ", ".join(problem.allowed) or "none"
+    return ConfigError(f"{where}: {shown}: {what}{maybe} The keys allowed here are: {allowed}{after}")
+
+
 def _fail(doc: YamlDocument, path: list[str | int], what: str) -> ConfigError:
     return ConfigError(f"{doc.where(path)}: {key_path(path)}: {what}")
 
@@ -184,10 +233,9 @@ def load_config(path: str | os.PathLike[str] = DEFAULT_CONFIG) -> Config:
     data = doc.data
     if data is None:
         raise ConfigError(f"{label}: the file is empty. A kit config needs at least kit, title, date and sources; see README.md, 'The kit config'.")
-    bad = first_schema_error(data, load_schema("config"))
+    bad = first_schema_problem(data, load_schema("config"))
     if bad:
-        shown = public_key_path(bad[0], data, load_schema("config"))
-        raise ConfigError(f"{doc.where(bad[0])}: {shown}: {bad[1]}. See README.md, 'The kit config'.")
+        raise _schema_failure(doc, bad, data, load_schema("config"), "", ". See README.md, 'The kit config'.")
     try:
         datetime.date.fromisoformat(data["date"])
     except ValueError:
@@ -220,16 +268,23 @@ def load_config(path: str | os.PathLike[str] = DEFAULT_CONFIG) -> Config:
 
     rules = []
     for i, entry in enumerate(data.get("rules", [])):
+        use = entry["use"]
+        if use not in BUILTIN_RULES and not _names_a_file(use):
+            near = nearest(use, BUILTIN_RULES)
+            maybe = f"; did you mean {near!r}?" if near else "."
+            raise ConfigError(
+                f"{doc.where(['rules', i, 'use'])}: rules[{i}].use: no such rule: {use!r}{maybe} The built-in rules are: "
+                f"{', '.join(BUILTIN_RULES)}; a rule file is named by its path."
+            )
         try:
-            rule = resolve_rule(entry["use"], base)
+            rule = resolve_rule(use, base)
         except RuleError as exc:
             raise ConfigError(f"{doc.where(['rules', i, 'use'])}: rules[{i}].use: {exc.message}") from None
         params = entry.get("with", {})
-        problem = rule.check_params(params)
+        problem = first_schema_problem(dict(params), dict(rule.params))
         if problem:
-            at: list[str | int] = ["rules", i, "with", *problem[0]]
-            shown = public_key_path(problem[0], params, rule.params, prefix=f"rules[{i}].with")
-            raise ConfigError(f"{doc.where(at)}: {shown}: {problem[1]} (rule {rule.id!r}; see README.md, 'Built-in rules')")
+            placed = SchemaProblem(["rules", i, "with", *problem.path], problem.message, problem.unknown_key, problem.allowed, problem.suggestion)
+            raise _schema_failure(doc, placed, data, None, "", f" (rule {rule.id!r}; see README.md, 'Built-in rules')", params, rule.params, f"rules[{i}].with", 3)
         rules.append(RuleUse(i, rule, params))
 
     readme = data.get("readme", {})

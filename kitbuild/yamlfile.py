@@ -225,6 +225,29 @@ class YamlDocument:
         pos = self.position(path)
         return f"{self.label}:{pos[0]}:{pos[1]}" if pos else self.label
 
+    def key_where(self, path: Sequence[str | int]) -> str:
+        """``label:line:col`` of the key ``path`` ends with, as written (not of its value, which
+        may start on a later line); else as :meth:`where` places ``path``."""
+        if path and isinstance(path[-1], str):
+            parent = self._node(path[:-1])
+            if isinstance(parent, yaml.MappingNode):
+                for key, _ in parent.value:
+                    if isinstance(key, yaml.ScalarNode) and key.value == path[-1]:
+                        return f"{self.label}:{key.start_mark.line + 1}:{key.start_mark.column + 1}"
+        return self.where(path)
+
+    def _node(self, path: Sequence[str | int]) -> yaml.Node | None:
+        """The node at exactly ``path``, or None."""
+        node = self._root
+        for step in path:
+            if isinstance(node, yaml.MappingNode):
+                node = next((value for key, value in node.value if isinstance(key, yaml.ScalarNode) and key.value == str(step)), None)
+            elif isinstance(node, yaml.SequenceNode) and isinstance(step, int) and 0 <= step < len(node.value):
+                node = node.value[step]
+            else:
+                return None
+        return node
+
 
 def load_yaml(path: Path, label: str, public_keys: Callable[[], frozenset[str]] = frozenset) -> YamlDocument:
     """Parse ``path``; a syntax error becomes a :class:`ConfigError` with its line and column.
