@@ -39,6 +39,13 @@ _SLACK = 1 << 20
 _HEADER_LIMIT = 1 << 20  # a tar header (pax or GNU long name) larger than this is refused
 _CACHE_MEMBER = 1 << 20  # small files at the kit's top are kept from the listing pass ...
 _CACHE_TOTAL = 32 << 20  # ... up to this much in all, so verify rewinds the stream less often
+# A zip member verify can read: not encrypted (bits 0 and 6 of its flags: traditional and
+# strong), not patched data (bit 5), and compressed by a method zipfile decodes.
+# Refused while listing, each as a finding, rather than failing with zipfile's own words
+# (a ZipInfo's repr) when read: the other members are still read and checked.
+_ENCRYPTED = 0x1 | 0x40
+_PATCHED = 0x20
+_ZIP_METHODS = frozenset({zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA})
 
 
 
@@ -294,13 +301,16 @@ class TarGzKit(_ArchiveKit):
                 raw.code, raw.reason = "KB113", "is a hard link; a kit holds regular files only, and verify never follows a link"
             raws.append(raw)
             if raw.kind == FILE or info.type not in tarfile.SUPPORTED_TYPES:
+                declared += info.size
+            # The totals first: an archive whose members claim more than verify reads in all is
+            # not read at all (exit 2), even when the claim is also more than it can hold.
+            self._check_totals(len(raws), declared)
+            if raw.kind == FILE or info.type not in tarfile.SUPPORTED_TYPES:
                 end = info.offset_data + info.size
                 if end > bound:
                     raw.code = "KB115"
                     raw.reason = f"declares {info.size:,} bytes, more than the archive can hold ({self.path.stat().st_size:,} compressed bytes); members after it cannot be found"
                     break
-                declared += info.size
-            self._check_totals(len(raws), declared)
             if raw.kind != FILE:
                 continue
             raw.locator = info.offset_data
@@ -357,7 +367,13 @@ class ZipKit(_ArchiveKit):
             if kind != FILE:
                 continue
             declared += info.file_size
-            if info.header_offset + info.compress_size > start_dir:
+            if info.flag_bits & _ENCRYPTED:
+                raw.code, raw.reason = "KB111", "is encrypted; verify reads no encrypted member (kitbuild publish writes none)"
+            elif info.flag_bits & _PATCHED:
+                raw.code, raw.reason = "KB111", "is compressed patched data, a zip feature verify does not read"
+            elif info.compress_type not in _ZIP_METHODS:
+                raw.code, raw.reason = "KB111", f"is compressed by method {info.compress_type}, which verify does not read (it reads stored, deflate, bzip2 and lzma)"
+            elif info.header_offset + info.compress_size > start_dir:
                 raw.code, raw.reason = "KB115", f"declares {info.compress_size:,} compressed bytes, which run past the end of the archive's data"
             elif info.compress_type == zipfile.ZIP_STORED and info.file_size > info.compress_size:
                 raw.code, raw.reason = "KB115", f"declares {info.file_size:,} bytes but holds {info.compress_size:,}"
