@@ -148,7 +148,12 @@ def _schema_failure(
     else:
         shown = public_key_path(path, data, schema or {}, prefix=prefix)
     if problem.unknown_key is None:
-        return ConfigError(f"{doc.where(path)}: {shown}: {problem.message}{after}")
+        message = problem.message
+        about = _description(inner_schema if inner_schema is not None else schema, path[inner_from:] if inner_schema is not None else path)
+        if message.startswith("does not have the required form") and about:
+            # A pattern says what is refused, not what is wanted: the key's own description does.
+            message += f"; it is {about[0].lower()}{about[1:].rstrip('.')}"
+        return ConfigError(f"{doc.where(path)}: {shown}: {message}{after}")
     key = problem.unknown_key
     where = doc.key_where([*path, key])
     if _PLAIN_KEY.fullmatch(key):
@@ -161,6 +166,16 @@ def _schema_failure(
     maybe = f"; did you mean {problem.suggestion!r}?" if problem.suggestion else "."
     allowed = ", ".join(problem.allowed) or "none"
     return ConfigError(f"{where}: {shown}: {what}{maybe} The keys allowed here are: {allowed}{after}")
+
+
+def _description(schema: Mapping[str, Any] | None, path: list[str | int]) -> str:
+    """The schema's description of the key at ``path`` ('' when it has none)."""
+    node: Any = schema or {}
+    for step in path:
+        if not isinstance(node, Mapping):
+            return ""
+        node = node.get("items", {}) if isinstance(step, int) else node.get("properties", {}).get(step, {})
+    return str(node.get("description", "")) if isinstance(node, Mapping) else ""
 
 
 def _fail(doc: YamlDocument, path: list[str | int], what: str) -> ConfigError:
@@ -185,10 +200,11 @@ def _check_out_against(sources: list[Source] | tuple[Source, ...], out: Path, wh
 OUT_NAME_MAX = 200
 
 
-def _writable_place(out: Path, where: str) -> None:
-    """Refuse a folder no build could write, before anything is: a name too long, a path through a
-    file, a read-only file system or one that stores no files at all (/proc, /sys), a folder the
-    user may not write in. Only what can be told without writing; the messages name no path."""
+def check_writable_place(out: Path, where: str) -> None:
+    """Refuse a place nothing could be written, before anything is: a name too long, a path
+    through a file, a read-only file system or one that stores no files at all (/proc, /sys), a
+    folder the user may not write in. Only what can be told without writing; the messages name
+    no path (``where`` says which: '--out', '--config')."""
     for part in out.parts:
         if len(os.fsencode(part)) > OUT_NAME_MAX:
             raise ConfigError(f"{where}: a folder name in it is {len(os.fsencode(part))} bytes long, more than the {OUT_NAME_MAX} a build can use. Choose a shorter one.")
@@ -215,7 +231,7 @@ def _writable_place(out: Path, where: str) -> None:
 def check_out(config: Config, out: Path, where: str) -> None:
     """Refuse an output folder inside a source, one that holds a source, or one no build could write."""
     _check_out_against(config.sources, out, where)
-    _writable_place(out, where)
+    check_writable_place(out, where)
 
 
 def _public_keys() -> frozenset[str]:

@@ -294,3 +294,16 @@ def load_yaml(path: Path, label: str, public_keys: Callable[[], frozenset[str]] 
         problem = getattr(exc, "problem", None) or str(exc)
         raise ConfigError(f"{where}: the YAML does not parse: {problem}. Fix the syntax at that place.") from None
     return YamlDocument(label, parsed, root)
+
+
+def load_records(data: bytes | str) -> Iterator[Any]:
+    """Each document of a YAML record (a bench's own file, for ``kitbuild init``'s scan), as the
+    safe loader reads it, but never deeper than :data:`MAX_DEPTH`: past that, a
+    :class:`yaml.YAMLError` like any record that does not parse, where ``yaml.safe_load_all``
+    would end in a RecursionError."""
+    loader = _PURE(data)
+    try:
+        while loader.check_data():
+            yield loader.get_data()
+    finally:
+        loader.dispose()
