@@ -146,7 +146,7 @@ def _version(value: bool) -> None:
 def _root(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
     debug: bool = typer.Option(
-        False, "--debug", envvar=DEBUG_ENV, help="On an internal error (exit 3), print the traceback instead of one line (also KITBUILD_DEBUG=1)."
+        False, "--debug", envvar=DEBUG_ENV, help="On an internal error (exit 3), print the traceback instead of one line."
     ),
 ) -> None:
     """kitbuild: private bench records in, a publishable, verifiable data kit out."""
