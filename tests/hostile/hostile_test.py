@@ -342,3 +342,27 @@ def test_an_archive_past_the_limits_is_not_read_exit_2(name: str, make, tmp_path
         f"kitbuild: {name}: {LIMIT} Give the folder a kit was unpacked into, or the archive 'kitbuild publish' wrote.\n"
     )
     assert snapshot(tmp_path) == before
+
+
+# -- deep, not hostile ----------------------------------------------------------------------------
+
+
+def test_a_source_deeper_than_the_recursion_limit_is_listed_whole(tmp_path: Path) -> None:
+    # The walk keeps its own stack: a source deeper than Python's recursion limit (lowered here,
+    # so the test's own tree stays small enough for pytest to remove) is just a deep bench.
+    _bench(tmp_path)
+    folder = tmp_path / "src"
+    for _ in range(400):
+        folder = folder / "d"
+    os.makedirs(folder)
+    (folder / "leaf.json").write_text("{}\n")
+    program = (
+        "import sys\n"
+        "from kitbuild.config import load_config\n"
+        "from kitbuild.sources import list_files\n"
+        "config = load_config('kit.yaml')\n"
+        "sys.setrecursionlimit(300)\n"
+        "print(len(list_files(config)), max(f.kit_path.count('/') for f in list_files(config)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "2 401\n", "")
