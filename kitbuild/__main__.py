@@ -1,3 +1,3 @@
-from kitbuild.entry import main
+from kitbuild.cli import main
 
 main()

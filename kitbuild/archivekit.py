@@ -2,10 +2,10 @@
 
 An archive comes from anywhere, and its headers are claims like any other. Its members are read
 from the archive itself, never written to disk; a member is refused (and reported as a finding, see
-:meth:`~kitbuild.kitfs.KitFS.findings`) when its name climbs out or is absolute, when it is a link,
+:meth:`~kitbuild.kitview.KitFS.findings`) when its name climbs out or is absolute, when it is a link,
 a device or a FIFO, when its name occurs twice, when it declares more bytes than the archive can
-hold, or more than :attr:`~kitbuild.kitfs.ArchiveLimits.member`. An archive whose members declare
-more than :attr:`~kitbuild.kitfs.ArchiveLimits.total` in all is not read at all (exit 2). Declared
+hold, or more than :attr:`~kitbuild.kitview.ArchiveLimits.member`. An archive whose members declare
+more than :attr:`~kitbuild.kitview.ArchiveLimits.total` in all is not read at all (exit 2). Declared
 sizes are checked against what the compressed bytes can expand to (deflate never expands more
 than 1032-fold) before any member is skipped or read, so a tiny archive claiming 10 GB costs
 nothing.
@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import IO, Any, BinaryIO, Callable, Iterator, cast
 
 from kitbuild.findings import Finding
-from kitbuild.kitfs import DIR, FILE, GIB, OTHER, REFUSED, SYMLINK, ArchiveLimits, KitFS, Member, MemberError, NotAKitError, refusal
+# kitbuild.kitview, not kitbuild.kitfs: kitfs.open_kit imports this module, and the import goes one way.
+from kitbuild.kitview import DIR, FILE, GIB, OTHER, REFUSED, SYMLINK, ArchiveLimits, KitFS, Member, MemberError, NotAKitError, refusal
 
 # deflate's largest expansion: 258 bytes from 2 bits. A member that claims more than this many
 # times its compressed bytes (plus a little for headers) cannot hold what it claims.
@@ -38,6 +39,13 @@ _SLACK = 1 << 20
 _HEADER_LIMIT = 1 << 20  # a tar header (pax or GNU long name) larger than this is refused
 _CACHE_MEMBER = 1 << 20  # small files at the kit's top are kept from the listing pass ...
 _CACHE_TOTAL = 32 << 20  # ... up to this much in all, so verify rewinds the stream less often
+# A zip member verify can read: not encrypted (bits 0 and 6 of its flags: traditional and
+# strong), not patched data (bit 5), and compressed by a method zipfile decodes.
+# Refused while listing, each as a finding, rather than failing with zipfile's own words
+# (a ZipInfo's repr) when read: the other members are still read and checked.
+_ENCRYPTED = 0x1 | 0x40
+_PATCHED = 0x20
+_ZIP_METHODS = frozenset({zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA})
 
 
 
@@ -293,13 +301,16 @@ class TarGzKit(_ArchiveKit):
                 raw.code, raw.reason = "KB113", "is a hard link; a kit holds regular files only, and verify never follows a link"
             raws.append(raw)
             if raw.kind == FILE or info.type not in tarfile.SUPPORTED_TYPES:
+                declared += info.size
+            # The totals first: an archive whose members claim more than verify reads in all is
+            # not read at all (exit 2), even when the claim is also more than it can hold.
+            self._check_totals(len(raws), declared)
+            if raw.kind == FILE or info.type not in tarfile.SUPPORTED_TYPES:
                 end = info.offset_data + info.size
                 if end > bound:
                     raw.code = "KB115"
                     raw.reason = f"declares {info.size:,} bytes, more than the archive can hold ({self.path.stat().st_size:,} compressed bytes); members after it cannot be found"
                     break
-                declared += info.size
-            self._check_totals(len(raws), declared)
             if raw.kind != FILE:
                 continue
             raw.locator = info.offset_data
@@ -356,7 +367,13 @@ class ZipKit(_ArchiveKit):
             if kind != FILE:
                 continue
             declared += info.file_size
-            if info.header_offset + info.compress_size > start_dir:
+            if info.flag_bits & _ENCRYPTED:
+                raw.code, raw.reason = "KB111", "is encrypted; verify reads no encrypted member (kitbuild publish writes none)"
+            elif info.flag_bits & _PATCHED:
+                raw.code, raw.reason = "KB111", "is compressed patched data, a zip feature verify does not read"
+            elif info.compress_type not in _ZIP_METHODS:
+                raw.code, raw.reason = "KB111", f"is compressed by method {info.compress_type}, which verify does not read (it reads stored, deflate, bzip2 and lzma)"
+            elif info.header_offset + info.compress_size > start_dir:
                 raw.code, raw.reason = "KB115", f"declares {info.compress_size:,} compressed bytes, which run past the end of the archive's data"
             elif info.compress_type == zipfile.ZIP_STORED and info.file_size > info.compress_size:
                 raw.code, raw.reason = "KB115", f"declares {info.file_size:,} bytes but holds {info.compress_size:,}"

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import datetime
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
 from kitbuild.errors import ConfigError, RuleError
-from kitbuild.rules import Rule, resolve_rule
-from kitbuild.schema import first_schema_error, key_path, load_schema, public_key_path
+from kitbuild.rules import BUILTIN_RULES, Rule, builtin_rule, resolve_rule
+from kitbuild.schema import SchemaProblem, first_schema_problem, key_path, load_schema, nearest, property_names, public_key_path
 from kitbuild.yamlfile import YamlDocument, load_yaml
 
 DEFAULT_CONFIG = "kit.yaml"
@@ -114,6 +115,69 @@ class Config:
         }
 
 
+def _names_a_file(use: str) -> bool:
+    # As kitbuild.rules.resolve_rule reads 'use': a path names a rule file; anything else an id.
+    return "/" in use or use.endswith((".yaml", ".yml"))
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,39}")
+
+
+def _schema_failure(
+    doc: YamlDocument,
+    problem: SchemaProblem,
+    data: Any,
+    schema: Mapping[str, Any] | None,
+    prefix: str,
+    after: str,
+    inner: Any = None,
+    inner_schema: Mapping[str, Any] | None = None,
+    inner_prefix: str = "",
+    inner_from: int = 0,
+) -> ConfigError:
+    """A schema violation as a message: ``kit.yaml:line:col: key.path: what; what to do``.
+
+    The key path spells out the schema's own keys and shows any other by position (see
+    :func:`public_key_path`); ``inner*`` describe a document nested at ``problem.path[:inner_from]``
+    (a rule's ``with:``, checked against the rule's own schema). An unknown key is placed at the
+    key itself, named when it reads as a key name, with the key the writer may have meant.
+    """
+    path = problem.path
+    if inner_schema is not None:
+        shown = public_key_path(path[inner_from:], inner, inner_schema, prefix=inner_prefix)
+    else:
+        shown = public_key_path(path, data, schema or {}, prefix=prefix)
+    if problem.unknown_key is None:
+        message = problem.message
+        about = _description(inner_schema if inner_schema is not None else schema, path[inner_from:] if inner_schema is not None else path)
+        if message.startswith("does not have the required form") and about:
+            # A pattern says what is refused, not what is wanted: the key's own description does.
+            message += f"; it is {about[0].lower()}{about[1:].rstrip('.')}"
+        return ConfigError(f"{doc.where(path)}: {shown}: {message}{after}")
+    key = problem.unknown_key
+    where = doc.key_where([*path, key])
+    if _PLAIN_KEY.fullmatch(key):
+        shown = f"{shown}.{key}" if shown != "(top level)" else key
+        what = "unknown key"
+    else:
+        # A key that does not read as a name may be anything (a pasted private path): line:col
+        # points at it, and the message does not repeat it.
+        what = "unknown key (shown at its line)"
+    maybe = f"; did you mean {problem.suggestion!r}?" if problem.suggestion else "."
+    allowed = ", ".join(problem.allowed) or "none"
+    return ConfigError(f"{where}: {shown}: {what}{maybe} The keys allowed here are: {allowed}{after}")
+
+
+def _description(schema: Mapping[str, Any] | None, path: list[str | int]) -> str:
+    """The schema's description of the key at ``path`` ('' when it has none)."""
+    node: Any = schema or {}
+    for step in path:
+        if not isinstance(node, Mapping):
+            return ""
+        node = node.get("items", {}) if isinstance(step, int) else node.get("properties", {}).get(step, {})
+    return str(node.get("description", "")) if isinstance(node, Mapping) else ""
+
+
 def _fail(doc: YamlDocument, path: list[str | int], what: str) -> ConfigError:
     return ConfigError(f"{doc.where(path)}: {key_path(path)}: {what}")
 
@@ -131,23 +195,63 @@ def _check_out_against(sources: list[Source] | tuple[Source, ...], out: Path, wh
             raise ConfigError(f"{where}: sources[{s.index}] ({s.as_}) lies inside it, and a build replaces that folder. Choose a folder outside it.")
 
 
+# A build stages the kit beside its folder under a longer name (".<name>.kitbuild-XXXXXXXX"), so
+# the folder's own name must leave room below the usual 255-byte limit of a file name.
+OUT_NAME_MAX = 200
+
+
+def check_writable_place(out: Path, where: str) -> None:
+    """Refuse a place nothing could be written, before anything is: a name too long, a path
+    through a file, a read-only file system or one that stores no files at all (/proc, /sys), a
+    folder the user may not write in. Only what can be told without writing; the messages name
+    no path (``where`` says which: '--out', '--config')."""
+    for part in out.parts:
+        if len(os.fsencode(part)) > OUT_NAME_MAX:
+            raise ConfigError(f"{where}: a folder name in it is {len(os.fsencode(part))} bytes long, more than the {OUT_NAME_MAX} a build can use. Choose a shorter one.")
+    # The build writes in the folder that holds the kit's folder, created if missing: look at
+    # the nearest folder that exists on the way there.
+    above = out.parent
+    while not os.path.lexists(above) and above != above.parent:
+        above = above.parent
+    if not above.is_dir():
+        raise ConfigError(f"{where}: cannot be made: a part of its path is a file, not a folder. Choose another folder.")
+    try:
+        fs = os.statvfs(above)
+    except (OSError, AttributeError):  # no statvfs (Windows), or it failed: the build will tell
+        return
+    if fs.f_flag & os.ST_RDONLY:
+        raise ConfigError(f"{where}: is on a read-only file system. Choose a folder on a disk you can write to.")
+    if fs.f_blocks == 0:
+        # A file system with no blocks to keep a file in: the kernel's views (/proc, /sys).
+        raise ConfigError(f"{where}: is on a file system that cannot hold files (such as /proc or /sys). Choose a folder on a disk you can write to.")
+    if not os.access(above, os.W_OK | os.X_OK):
+        raise ConfigError(f"{where}: cannot be written: permission denied on the folder that would hold it. Choose a folder you can write to.")
+
+
 def check_out(config: Config, out: Path, where: str) -> None:
-    """Refuse an output folder inside a source, or one that holds a source."""
+    """Refuse an output folder inside a source, one that holds a source, or one no build could write."""
     _check_out_against(config.sources, out, where)
+    check_writable_place(out, where)
+
+
+def _public_keys() -> frozenset[str]:
+    """The keys a message may spell out: the config's and the figures' schema keys, and the
+    built-in rules' parameters; a key the user chose (a private path in ``map``) is not one."""
+    params = {name for rule_id in BUILTIN_RULES for name in builtin_rule(rule_id).params.get("properties", {})}
+    return property_names("config", "figures") | params
 
 
 def load_config(path: str | os.PathLike[str] = DEFAULT_CONFIG) -> Config:
     """Load and check a kit config; raises :class:`ConfigError` naming file, line and key."""
     label = str(path)
     config_path = Path(path).absolute()
-    doc = load_yaml(config_path, label)
+    doc = load_yaml(config_path, label, _public_keys)
     data = doc.data
     if data is None:
         raise ConfigError(f"{label}: the file is empty. A kit config needs at least kit, title, date and sources; see README.md, 'The kit config'.")
-    bad = first_schema_error(data, load_schema("config"))
+    bad = first_schema_problem(data, load_schema("config"))
     if bad:
-        shown = public_key_path(bad[0], data, load_schema("config"))
-        raise ConfigError(f"{doc.where(bad[0])}: {shown}: {bad[1]}. See README.md, 'The kit config'.")
+        raise _schema_failure(doc, bad, data, load_schema("config"), "", ". See README.md, 'The kit config'.")
     try:
         datetime.date.fromisoformat(data["date"])
     except ValueError:
@@ -180,16 +284,23 @@ def load_config(path: str | os.PathLike[str] = DEFAULT_CONFIG) -> Config:
 
     rules = []
     for i, entry in enumerate(data.get("rules", [])):
+        use = entry["use"]
+        if use not in BUILTIN_RULES and not _names_a_file(use):
+            near = nearest(use, BUILTIN_RULES)
+            maybe = f"; did you mean {near!r}?" if near else "."
+            raise ConfigError(
+                f"{doc.where(['rules', i, 'use'])}: rules[{i}].use: no such rule: {use!r}{maybe} The built-in rules are: "
+                f"{', '.join(BUILTIN_RULES)}; a rule file is named by its path."
+            )
         try:
-            rule = resolve_rule(entry["use"], base)
+            rule = resolve_rule(use, base)
         except RuleError as exc:
             raise ConfigError(f"{doc.where(['rules', i, 'use'])}: rules[{i}].use: {exc.message}") from None
         params = entry.get("with", {})
-        problem = rule.check_params(params)
+        problem = first_schema_problem(dict(params), dict(rule.params))
         if problem:
-            at: list[str | int] = ["rules", i, "with", *problem[0]]
-            shown = public_key_path(problem[0], params, rule.params, prefix=f"rules[{i}].with")
-            raise ConfigError(f"{doc.where(at)}: {shown}: {problem[1]} (rule {rule.id!r}; see README.md, 'Built-in rules')")
+            placed = SchemaProblem(["rules", i, "with", *problem.path], problem.message, problem.unknown_key, problem.allowed, problem.suggestion)
+            raise _schema_failure(doc, placed, data, None, "", f" (rule {rule.id!r}; see README.md, 'Built-in rules')", params, rule.params, f"rules[{i}].with", 3)
         rules.append(RuleUse(i, rule, params))
 
     readme = data.get("readme", {})

@@ -143,6 +143,10 @@ def _min_length(instance: Any, value: Any, schema: Mapping[str, Any], root: Mapp
     return not isinstance(instance, str) or len(instance) >= value
 
 
+def _max_length(instance: Any, value: Any, schema: Mapping[str, Any], root: Mapping[str, Any]) -> bool:
+    return not isinstance(instance, str) or len(instance) <= value
+
+
 def _number(instance: Any) -> bool:
     return _is_type(instance, "number")
 
@@ -215,6 +219,7 @@ _KEYWORDS: dict[str, Callable[[Any, Any, Mapping[str, Any], Mapping[str, Any]], 
     "minItems": _min_items,
     "pattern": _pattern,
     "minLength": _min_length,
+    "maxLength": _max_length,
     "minimum": _minimum,
     "maximum": _maximum,
     "exclusiveMinimum": _exclusive_minimum,

@@ -1,7 +1,8 @@
 """The one exception family kitbuild raises.
 
-The CLI catches only :class:`KitbuildError` and turns it into one paragraph on stderr and the
-error's exit status, so every failure a user can cause must arrive here as a subclass.
+The CLI turns a :class:`KitbuildError` into one paragraph on stderr and the error's exit status,
+so every failure a user can cause must arrive here as a subclass: any other exception is taken
+for a bug in kitbuild (exit 3, "internal error ... please report it").
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ if TYPE_CHECKING:
 EXIT_OK = 0
 EXIT_FINDINGS = 1  # the input was understood but did not pass: a leak, an unsafe rewrite, a finding
 EXIT_USAGE = 2  # the input could not be used: bad config, missing source, not a kit
+EXIT_INTERNAL = 3  # a bug in kitbuild: an exception that is not a KitbuildError
+EXIT_INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, the status a shell gives a process the signal ended
 
 
 class KitbuildError(Exception):

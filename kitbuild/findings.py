@@ -47,7 +47,7 @@ CODES: dict[str, str] = {
     "KB108": "index.json lists the same path twice.",
     "KB109": "index.json lists a file the build never lists (itself, provenance.json, README.md or index.html).",
     "KB110": "index.json's files are not sorted by path.",
-    "KB111": "A file in the kit cannot be read.",
+    "KB111": "A file in the kit cannot be read; in an archive, also a member that is encrypted or compressed by a method verify does not read (it is never read; the other members are).",
     "KB112": "An archive member's name is refused: absolute, with '..', a backslash, a NUL, an empty part or not UTF-8 (it is never read).",
     "KB113": "An archive member is a hard link (verify never follows it).",
     "KB114": "An archive holds two members with the same name (neither is read).",

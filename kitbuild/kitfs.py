@@ -18,114 +18,43 @@ import errno
 import operator
 import os
 import stat
-from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator, NamedTuple
+from typing import Any, BinaryIO, Iterator
 
-from kitbuild.errors import EXIT_FINDINGS, EXIT_USAGE, KitbuildError
-from kitbuild.findings import Finding
-from kitbuild.slotted import Slotted
+# What every reader shares lives one floor down, in kitbuild.kitview, so that kitbuild.archivekit
+# need not import this module; it is named here too, where the checks have always found it.
+from kitbuild.kitview import (
+    DIR,
+    FILE,
+    GIB,
+    OTHER,
+    REFUSED,
+    SYMLINK,
+    ArchiveLimits,
+    KitFS,
+    Member,
+    MemberError,
+    NotAKitError,
+    refusal,
+)
 
-# REFUSED: an archive member the reader will not read (a hard link, a duplicate name, a size it
-# cannot hold); its finding comes from KitFS.findings(), not from the checks.
-FILE, SYMLINK, DIR, OTHER, REFUSED = "file", "symlink", "dir", "other", "refused"
-
-
-class NotAKitError(KitbuildError):
-    """KIT is not a kit at all: no such folder, no index.json, or unreadable (exit 2)."""
-
-    exit_code = EXIT_USAGE
-
-
-class MemberError(KitbuildError):
-    """A kit path cannot be opened: refused, missing or not a regular file (a finding in verify)."""
-
-    exit_code = EXIT_FINDINGS
-
-    def __init__(self, path: str, reason: str, kind: str) -> None:
-        super().__init__(f"{path}: {reason}")
-        self.path = path
-        self.reason = reason
-        self.kind = kind  # "refused", "missing", "special" or "unreadable"
-
-
-class Member(NamedTuple):
-    """One entry of a kit: its kit path ('/'-separated), its kind and, for a file, its size.
-
-    A named tuple: a kit of 100,000 files lists 100,000 of them, and a tuple is built in C.
-    """
-
-    path: str
-    kind: str
-    size: int | None = None
-
-
-def refusal(path: str) -> str | None:
-    """Why ``path`` may not name a kit member, or None when it is a plain relative kit path."""
-    if not path:
-        return "is empty"
-    if "\0" in path:
-        return "holds a NUL byte"
-    if "\\" in path:
-        return "holds a backslash"
-    if path.startswith("/") or (len(path) > 1 and path[1] == ":" and path[0].isalpha()):
-        return "is absolute"
-    # Each part between slashes, seen with its slashes: a part '..' is '/../' here, an empty part
-    # '//' and a part '.' '/./' (a fifth less time than splitting, for verify's 100,000 paths).
-    between = "/" + path + "/"
-    if "/../" in between:
-        return "climbs out of the kit with '..'"
-    if "//" in between or "/./" in between:
-        return "has an empty or '.' part"
-    return None
-
-
-class KitFS(ABC):
-    """What the checks may do with a kit: list it and read its regular files."""
-
-    label: str
-    # A reader over one compressed stream reads best in order, from one process.
-    sequential = False
-
-    def findings(self) -> list[Finding]:
-        """What the reader itself refused while listing the kit (an archive's hostile members)."""
-        return []
-
-    @abstractmethod
-    def members(self, sizes: bool = True) -> Iterator[Member]:
-        """Every entry below the kit's root, sorted by path; directories included.
-
-        With ``sizes=False`` a reader may leave a file's size out (None) where it would cost a
-        system call per file to learn it: verify learns each size as it reads the file.
-        """
-
-    @abstractmethod
-    def open(self, path: str) -> BinaryIO:
-        """A binary stream of the regular file at kit path ``path``; raises :class:`MemberError`."""
-
-    def open_fd(self, path: str) -> tuple[int, int] | None:
-        """A raw descriptor of the regular file at ``path`` (the caller closes it) and the file's
-        size when it was opened, or None when this reader has none to give (an archive member):
-        use :meth:`open` then."""
-        return None
-
-    def folder_fd(self, folder: str) -> int | None:
-        """A descriptor of the folder ``folder`` (a kit path; '' is the root), held by this
-        reader, to open its files by name; None when this reader has none to give, or would
-        refuse a path through it (its files are then opened one by one, and refused so)."""
-        return None
-
-    def close(self) -> None:
-        """Let go of what the reader holds open between calls."""
-
-    def read(self, path: str, limit: int | None = None) -> bytes:
-        """The bytes of ``path`` (at most ``limit``; more raises :class:`MemberError`)."""
-        with self.open(path) as stream:
-            data = stream.read() if limit is None else stream.read(limit + 1)
-        if limit is not None and len(data) > limit:
-            raise MemberError(path, f"is larger than {limit:,} bytes", "unreadable")
-        return data
-
+__all__ = [
+    "ARCHIVE_SUFFIXES",
+    "DIR",
+    "FILE",
+    "GIB",
+    "OTHER",
+    "REFUSED",
+    "SYMLINK",
+    "ArchiveLimits",
+    "FolderKit",
+    "KitFS",
+    "Member",
+    "MemberError",
+    "NotAKitError",
+    "open_kit",
+    "refusal",
+]
 
 # The listing in C (kitbuild/_listing.c), where it was compiled: verify lists a kit before its
 # workers start, and os.scandir with a named tuple per entry cost 0.16-0.35 s for 100,000 files.
@@ -353,24 +282,7 @@ class FolderKit(KitFS):
             raise self._refused(path, path, exc) from None
 
 
-# -- archives ---------------------------------------------------------------------------------
-
-GIB = 1 << 30
-
-
-class ArchiveLimits(Slotted):
-    """How much an archive may expand to before verify refuses to read it (documented in README.md)."""
-
-    __slots__ = ("total", "member", "members")
-
-    def __init__(
-        self,
-        total: int = 64 * GIB,  # all members together; more: the archive is not read (exit 2)
-        member: int = 16 * GIB,  # one member; more: that member is refused (KB116)
-        members: int = 1_000_000,  # members; more: the archive is not read (exit 2)
-    ) -> None:
-        self.total, self.member, self.members = total, member, members
-
+# -- which reader -----------------------------------------------------------------------------
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".zip")
 

@@ -6,7 +6,9 @@ failure is reported like check-jsonschema does: ``file:line:col: key.path: what 
 
 from __future__ import annotations
 
+import difflib
 import functools
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
 import orjson
@@ -27,6 +29,24 @@ def load_schema(name: str) -> dict[str, Any]:
     """The parsed schema ``kitbuild/schemas/<name>.schema.json``."""
     schema: dict[str, Any] = orjson.loads(schema_path(name).read_bytes())
     return schema
+
+
+@functools.lru_cache(maxsize=None)
+def property_names(*names: str) -> frozenset[str]:
+    """Every key the schemas ``names`` define, at any depth: the keys a message may spell out
+    (any other key of a document is one its author chose, and may be private)."""
+    found: set[str] = set()
+    work: list[Any] = [load_schema(name) for name in names]
+    while work:
+        node = work.pop()
+        if isinstance(node, Mapping):
+            props = node.get("properties")
+            if isinstance(props, Mapping):
+                found.update(props)
+            work.extend(node.values())
+        elif isinstance(node, list):
+            work.extend(node)
+    return frozenset(found)
 
 
 def key_path(path: Iterable[str | int]) -> str:
@@ -67,6 +87,44 @@ def public_key_path(path: Sequence[str | int], instance: Any, schema: Mapping[st
     return out or "(top level)"
 
 
+@dataclass(frozen=True)
+class SchemaProblem:
+    """The best-matching violation of a document: where, and what is wrong.
+
+    For a key the schema does not know, ``path`` is the mapping that holds it, ``unknown_key``
+    the first such key in the document's order, ``allowed`` the keys that mapping may have and
+    ``suggestion`` the one nearest to what was typed (None when none is near).
+    """
+
+    path: list[str | int]
+    message: str
+    unknown_key: str | None = None
+    allowed: tuple[str, ...] = ()
+    suggestion: str | None = None
+
+
+def _unknown_keys(error: jsonschema.ValidationError) -> tuple[list[str], tuple[str, ...]]:
+    schema = error.schema if isinstance(error.schema, Mapping) else {}
+    instance = error.instance if isinstance(error.instance, Mapping) else {}
+    allowed = tuple(sorted(schema.get("properties", {})))
+    return [key for key in instance if key not in allowed], allowed
+
+
+def nearest(typed: str, choices: Iterable[str]) -> str | None:
+    """The choice nearest to ``typed`` (difflib's ratio of at least 0.6), or None."""
+    close = difflib.get_close_matches(typed, list(choices), n=1)
+    return close[0] if close else None
+
+
+def _problem(error: jsonschema.ValidationError) -> SchemaProblem:
+    path = list(error.absolute_path)
+    if error.validator == "additionalProperties":
+        extra, allowed = _unknown_keys(error)
+        if extra and isinstance(extra[0], str):
+            return SchemaProblem(path, _describe(error), extra[0], allowed, nearest(extra[0], allowed))
+    return SchemaProblem(path, _describe(error))
+
+
 def _describe(error: jsonschema.ValidationError) -> str:
     # jsonschema's own text echoes the offending value, which may be a private path; name the
     # rule that failed instead and keep the value out of logs.
@@ -75,16 +133,20 @@ def _describe(error: jsonschema.ValidationError) -> str:
     # the keywords below, and a bare True/False schema yields no such error.
     schema = error.schema if isinstance(error.schema, Mapping) else {}
     if validator == "additionalProperties":
-        instance = error.instance if isinstance(error.instance, Mapping) else {}
-        extra = sorted(set(instance) - set(schema.get("properties", {})))
-        allowed = ", ".join(sorted(schema.get("properties", {})))
-        return f"unknown key {', '.join(repr(e) for e in extra)}; the keys allowed here are: {allowed}"
+        extra, allowed = _unknown_keys(error)
+        shown = ", ".join(repr(e) for e in sorted(extra, key=str))
+        close = nearest(extra[0], allowed) if len(extra) == 1 and isinstance(extra[0], str) else None
+        maybe = f"; did you mean {close!r}?" if close else ""
+        return f"unknown key {shown}{maybe}; the keys allowed here are: {', '.join(allowed)}"
     if validator == "required":
         return error.message.replace("is a required property", "is required here")
     if validator == "type":
         return f"must be of type {error.validator_value}"
     if validator == "pattern":
         return f"does not have the required form (pattern {error.validator_value})"
+    if validator == "maxLength" and isinstance(error.instance, str):
+        # A kit folder or name past this breaks file systems and archive tools; say so, and how long.
+        return f"is {len(error.instance)} characters long, more than the {error.validator_value} allowed. Choose a shorter one"
     if validator == "propertyNames":
         return "has a key of the wrong form: " + _describe(error.context[0]) if error.context else "has a key of the wrong form"
     if validator == "enum" and isinstance(error.validator_value, list):
@@ -111,7 +173,7 @@ def schema_errors(instance: Any, schema: dict[str, Any]) -> Iterator[tuple[list[
         yield list(best.absolute_path), _describe(best)
 
 
-def first_schema_error(instance: Any, schema: dict[str, Any]) -> tuple[list[str | int], str] | None:
+def first_schema_problem(instance: Any, schema: dict[str, Any]) -> SchemaProblem | None:
     """The best-matching violation (as check-jsonschema reports it), or None."""
     if conforms(instance, schema):
         return None
@@ -121,7 +183,13 @@ def first_schema_error(instance: Any, schema: dict[str, Any]) -> tuple[list[str 
     best = jsonschema.exceptions.best_match(validator.iter_errors(instance))
     if best is None:
         return None
-    return list(best.absolute_path), _describe(best)
+    return _problem(best)
+
+
+def first_schema_error(instance: Any, schema: dict[str, Any]) -> tuple[list[str | int], str] | None:
+    """The best-matching violation as (key path, description), or None."""
+    problem = first_schema_problem(instance, schema)
+    return None if problem is None else (problem.path, problem.message)
 
 
 def prefixed(prefix: Sequence[str | int], path: Sequence[str | int]) -> list[str | int]:

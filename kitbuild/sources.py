@@ -9,12 +9,14 @@ and index.json could not name plainly).
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 from kitbuild.config import Config, Source
 from kitbuild.errors import ConfigError
@@ -60,57 +62,92 @@ def _where(source: Source, rel: str) -> str:
 def _walk(source: Source) -> list[tuple[str, str]]:
     """(relative path, file to read) for every regular file under the source, sorted.
 
-    The files are plain strings: a source of 100,000 files would hold 100,000 Path objects.
+    The files are plain strings: a source of 100,000 files would hold 100,000 Path objects. The
+    walk keeps its own stack, so no depth of folders can exhaust Python's; a folder is known by
+    its device and inode, so a loop is found however it is made (a link, a bind mount).
     """
     found: list[tuple[str, str]] = []
     root = source.real
     excludes = [glob_regex(p) for p in source.exclude]
-    # Folders on the path being walked: a link back to one of them is a cycle. A folder reached
-    # twice by different names (a link beside the folder it names) is listed under both.
-    walking: set[Path] = set()
+    # Each folder being listed, with the folders that hold it (a link back to one of those is a
+    # loop) and the names still to look at. A folder reached twice by different names (a link
+    # beside the folder it names) is listed under both.
+    work: list[tuple[str, str, frozenset[tuple[int, int]], Iterator[str]]] = []
 
-    def visit(folder: str, rel: str) -> None:
-        real = Path(folder).resolve()
-        if real in walking:
-            return
-        walking.add(real)
+    def enter(folder: str, rel: str, holding: frozenset[tuple[int, int]]) -> None:
         try:
             names = sorted(os.listdir(folder))
         except OSError as exc:
             raise ConfigError(f"sources[{source.index}] ({source.as_}): a folder cannot be read: {rel or '.'} ({exc.strerror}).") from None
-        for name in names:
-            child_rel = f"{rel}/{name}" if rel else name
-            if excludes and any(r.match(child_rel) for r in excludes):
-                # Skipped before it is looked at: the errors below tell the user to exclude it.
-                continue
-            # Strings, not Path objects, on this path: it runs once per file of the source.
-            child = os.path.join(folder, name)
-            if "\\" in name or "\n" in name or "\r" in name:
-                raise ConfigError(f"{_where(source, child_rel)}: a file name with a backslash or a line break cannot be listed in SHA256SUMS; rename it or exclude it.")
-            if not name.isascii():
-                try:
-                    name.encode("utf-8")
-                except UnicodeEncodeError:
-                    raise ConfigError(f"{_where(source, child_rel)}: the file name is not UTF-8; rename it or exclude it.") from None
-            info = os.lstat(child)
-            if stat.S_ISLNK(info.st_mode):
-                target = Path(child).resolve()
-                if not (target == root or root in target.parents):
-                    raise ConfigError(f"{_where(source, child_rel)}: is a symlink that points outside its source; kitbuild refuses it. Copy the file in, or exclude the link.")
-                if not target.exists():
-                    raise ConfigError(f"{_where(source, child_rel)}: is a broken symlink; remove it or exclude it.")
-                info = os.stat(child)
-            if stat.S_ISDIR(info.st_mode):
-                visit(child, child_rel)
-            elif stat.S_ISREG(info.st_mode):
-                found.append((child_rel, child))
-            else:
-                raise ConfigError(f"{_where(source, child_rel)}: is not a regular file (a device, FIFO or socket); exclude it.")
-        walking.discard(real)
+        work.append((folder, rel, holding, iter(names)))
 
-    visit(str(source.path), "")
+    enter(str(source.path), "", frozenset([_identity(source, str(source.path))]))
+    while work:
+        # Each name in turn, as a recursive walk would take them: a folder is walked whole
+        # before the names after it, so the first problem reported is the first in path order.
+        folder, rel, holding, names = work[-1]
+        name = next(names, None)
+        if name is None:
+            work.pop()
+            continue
+        child_rel = f"{rel}/{name}" if rel else name
+        if excludes and any(r.match(child_rel) for r in excludes):
+            # Skipped before it is looked at: the errors below tell the user to exclude it.
+            continue
+        # Strings, not Path objects, on this path: it runs once per file of the source.
+        child = os.path.join(folder, name)
+        if "\\" in name or "\n" in name or "\r" in name:
+            raise ConfigError(f"{_where(source, child_rel)}: a file name with a backslash or a line break cannot be listed in SHA256SUMS; rename it or exclude it.")
+        if not name.isascii():
+            try:
+                name.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ConfigError(f"{_where(source, child_rel)}: the file name is not UTF-8; rename it or exclude it.") from None
+        try:
+            info = os.lstat(child)
+        except OSError as exc:
+            raise ConfigError(f"{_where(source, child_rel)}: cannot be looked at ({exc.strerror}); exclude it.") from None
+        if stat.S_ISLNK(info.st_mode):
+            info = _followed(source, child, child_rel, root)
+        if stat.S_ISDIR(info.st_mode):
+            identity = (info.st_dev, info.st_ino)
+            if identity in holding:
+                raise ConfigError(
+                    f"{_where(source, child_rel)}: leads back to a folder that holds it (a loop), so the source would never end; remove the link or exclude it."
+                )
+            enter(child, child_rel, holding | {identity})
+        elif stat.S_ISREG(info.st_mode):
+            found.append((child_rel, child))
+        else:
+            raise ConfigError(f"{_where(source, child_rel)}: is not a regular file (a device, FIFO or socket); exclude it.")
     found.sort()
     return found
+
+
+def _identity(source: Source, folder: str) -> tuple[int, int]:
+    try:
+        info = os.stat(folder)
+    except OSError as exc:
+        raise ConfigError(f"sources[{source.index}] ({source.as_}): the folder cannot be read ({exc.strerror}).") from None
+    return info.st_dev, info.st_ino
+
+
+def _followed(source: Source, child: str, child_rel: str, root: Path) -> os.stat_result:
+    """What the symlink ``child`` leads to, if it stays inside its source and ends somewhere."""
+    try:
+        target = Path(os.path.realpath(child, strict=True))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ConfigError(f"{_where(source, child_rel)}: is a symlink loop (following it never ends at a file or folder); remove it or exclude it.") from None
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            raise ConfigError(f"{_where(source, child_rel)}: is a broken symlink; remove it or exclude it.") from None
+        raise ConfigError(f"{_where(source, child_rel)}: is a symlink that cannot be followed ({exc.strerror}); remove it or exclude it.") from None
+    if not (target == root or root in target.parents):
+        raise ConfigError(f"{_where(source, child_rel)}: is a symlink that points outside its source; kitbuild refuses it. Copy the file in, or exclude the link.")
+    try:
+        return os.stat(child)
+    except OSError as exc:
+        raise ConfigError(f"{_where(source, child_rel)}: is a symlink that cannot be followed ({exc.strerror}); remove it or exclude it.") from None
 
 
 def list_files(config: Config) -> list[SourceFile]:

@@ -4,12 +4,19 @@ Values are loaded with the safe loader, except that dates stay strings (``date: 
 reach the kit exactly as typed, not as a ``datetime.date``). The composed node tree is kept so
 that a key path such as ``rules[1].with.names`` can be turned into the line and column where it
 was written.
+
+A file is refused, with its line and column, before anything reads its values when it could only
+hurt what comes after: collections nested deeper than :data:`MAX_DEPTH` (PyYAML composes by
+recursion, and so do the schema checks after it: ten thousand ``[`` would end in a
+RecursionError), an alias inside the value it names (a value that holds itself), and strings no
+UTF-8 file can hold (a lone surrogate written as ``"\\udc80"``) or that no path or name may hold
+(a NUL).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import yaml
 
@@ -25,7 +32,45 @@ def _without_timestamps(base: type[Any]) -> type[Any]:
     return type(base.__name__ + "WithoutDates", (base,), {"yaml_implicit_resolvers": resolvers})
 
 
-_PURE = _without_timestamps(yaml.SafeLoader)
+# A step of a key path: a list index, or a mapping key's text and its 1-based position.
+_Step = tuple[str, int] | int
+
+# A kit config nests five or six levels, a figure's spec a few more; a rule file fewer.
+MAX_DEPTH = 64
+
+
+class _Refused(yaml.YAMLError):
+    """A YAML file that parses but is refused: ``mark`` is where, ``steps`` the key path to the
+    value (None: not known), ``what`` the rest of the message."""
+
+    def __init__(self, mark: Any, what: str, steps: list[_Step] | None = None) -> None:
+        super().__init__(what)
+        self.mark, self.what, self.steps = mark, what, steps
+
+
+def _too_deep(mark: Any) -> _Refused:
+    return _Refused(mark, f"is nested deeper than {MAX_DEPTH} levels here (a kit config needs a handful). Flatten the value, or fix the brackets that open it")
+
+
+class _DepthLimited:
+    """Stops PyYAML's recursive composer at :data:`MAX_DEPTH`, before Python's own limit."""
+
+    _depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        opens = self.check_event(yaml.SequenceStartEvent, yaml.MappingStartEvent)  # type: ignore[attr-defined]
+        if not opens:
+            return super().compose_node(parent, index)  # type: ignore[misc]
+        if self._depth >= MAX_DEPTH:
+            raise _too_deep(self.peek_event().start_mark)  # type: ignore[attr-defined]
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)  # type: ignore[misc]
+        finally:
+            self._depth -= 1
+
+
+_PURE = type("SafeLoaderWithoutDates", (_DepthLimited, _without_timestamps(yaml.SafeLoader)), {})
 # libyaml's parser where PyYAML was built with it: a config that maps a thousand box names
 # loaded in 0.24 s through the pure-Python parser, on the critical path of every build. Its
 # error messages are worded otherwise, so a file that does not parse is read again by the
@@ -33,14 +78,113 @@ _PURE = _without_timestamps(yaml.SafeLoader)
 _FAST = _without_timestamps(yaml.CSafeLoader) if getattr(yaml, "__with_libyaml__", False) else _PURE
 
 
+def _children(node: yaml.Node) -> Iterator[tuple[yaml.Node, _Step]]:
+    """Each node directly inside ``node``, with the step of a key path that leads to it (a
+    mapping's key is reached by its own name, as a message would name it)."""
+    if isinstance(node, yaml.SequenceNode):
+        yield from ((child, i) for i, child in enumerate(node.value))
+    elif isinstance(node, yaml.MappingNode):
+        for position, (key, value) in enumerate(node.value, 1):
+            step = (key.value if isinstance(key, yaml.ScalarNode) else "", position)
+            yield key, step
+            yield value, step
+
+
+def shown_path(steps: Sequence[_Step], public_keys: frozenset[str]) -> str:
+    """``rules[0].with.map[key #2]``: a key the schema names is spelled out; any other (a private
+    path in ``map``, a machine name in ``names``) is shown by its position, never by its text,
+    as :func:`kitbuild.schema.public_key_path` shows it."""
+    out = ""
+    for step in steps:
+        if isinstance(step, int):
+            out += f"[{step}]"
+        elif step[0] in public_keys:
+            out += f".{step[0]}" if out else step[0]
+        else:
+            out += f"[key #{step[1]}]"
+    return out or "(top level)"
+
+
+def _check_nodes(root: yaml.Node) -> None:
+    """Refuse what :data:`MAX_DEPTH` and the module's docstring refuse, walking each node once.
+
+    Iterative, and linear in the nodes however aliases share them: a node's height (the
+    collections nested in it) is kept once known, and a node met again while its own walk is
+    still open is an alias inside the value it names.
+    """
+    open_ = -1
+    height: dict[int, int] = {}
+    # How each node was first reached: to name a refused node's key path, only when one is.
+    parent: dict[int, tuple[yaml.Node, _Step]] = {}
+
+    def refuse(node: yaml.Node, what: str) -> _Refused:
+        path: list[_Step] = []
+        at = parent.get(id(node))
+        while at is not None:
+            path.append(at[1])
+            at = parent.get(id(at[0]))
+        return _Refused(node.start_mark, what, path[::-1])
+
+    work: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while work:
+        node, leaving = work.pop()
+        if leaving:
+            below = max((height[id(child)] for child, _ in _children(node)), default=0)
+            height[id(node)] = below + 1
+            continue
+        known = height.get(id(node))
+        if known == open_:
+            raise refuse(node, "holds an alias to a value it lies inside, a value that would hold itself. Write the value out")
+        if known is not None:
+            continue
+        if isinstance(node, yaml.ScalarNode):
+            problem = _text_problem(node.value)
+            if problem:
+                raise refuse(node, problem)
+            height[id(node)] = 0
+            continue
+        height[id(node)] = open_
+        work.append((node, True))
+        for child, step in _children(node):
+            parent.setdefault(id(child), (node, step))
+            work.append((child, False))
+    if height[id(root)] > MAX_DEPTH:
+        # Down the deepest way to the first collection past the limit, to name its place.
+        node, depth = root, 1
+        while depth <= MAX_DEPTH:
+            node = max((child for child, _ in _children(node)), key=lambda child: height[id(child)])
+            depth += 1
+        raise _too_deep(node.start_mark)
+
+
+def _text_problem(value: str) -> str | None:
+    if "\0" in value:
+        return "holds a NUL character, which no name, path or text of a kit may hold. Remove it"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        code = f"\\u{ord(value[exc.start]):04x}"
+        return f"holds {code}, half of a UTF-16 surrogate pair, which no UTF-8 file can hold. Write the character itself (or its \\U escape)"
+    return None
+
+
 def _parse(text: str, loader_class: type[Any]) -> tuple[Any, yaml.Node | None]:
-    """The data and the node tree of ``text``, parsed once."""
+    """The data and the node tree of ``text``, parsed once; its nodes checked before any value is made."""
     loader = loader_class(text)
     try:
         root = loader.get_single_node()
-        return (loader.construct_document(root) if root is not None else None), root
+        if root is None:
+            return None, None
+        _check_nodes(root)
+        return loader.construct_document(root), root
     finally:
         loader.dispose()
+
+
+def _line_col(text: str, index: int) -> tuple[int, int]:
+    """The 1-based line and column of character ``index`` of ``text``."""
+    line_start = text.rfind("\n", 0, index) + 1
+    return text.count("\n", 0, index) + 1, index - line_start + 1
 
 
 class YamlDocument:
@@ -81,29 +225,85 @@ class YamlDocument:
         pos = self.position(path)
         return f"{self.label}:{pos[0]}:{pos[1]}" if pos else self.label
 
+    def key_where(self, path: Sequence[str | int]) -> str:
+        """``label:line:col`` of the key ``path`` ends with, as written (not of its value, which
+        may start on a later line); else as :meth:`where` places ``path``."""
+        if path and isinstance(path[-1], str):
+            parent = self._node(path[:-1])
+            if isinstance(parent, yaml.MappingNode):
+                for key, _ in parent.value:
+                    if isinstance(key, yaml.ScalarNode) and key.value == path[-1]:
+                        return f"{self.label}:{key.start_mark.line + 1}:{key.start_mark.column + 1}"
+        return self.where(path)
 
-def load_yaml(path: Path, label: str) -> YamlDocument:
-    """Parse ``path``; a syntax error becomes a :class:`ConfigError` with its line and column."""
+    def _node(self, path: Sequence[str | int]) -> yaml.Node | None:
+        """The node at exactly ``path``, or None."""
+        node = self._root
+        for step in path:
+            if isinstance(node, yaml.MappingNode):
+                node = next((value for key, value in node.value if isinstance(key, yaml.ScalarNode) and key.value == str(step)), None)
+            elif isinstance(node, yaml.SequenceNode) and isinstance(step, int) and 0 <= step < len(node.value):
+                node = node.value[step]
+            else:
+                return None
+        return node
+
+
+def load_yaml(path: Path, label: str, public_keys: Callable[[], frozenset[str]] = frozenset) -> YamlDocument:
+    """Parse ``path``; a syntax error becomes a :class:`ConfigError` with its line and column.
+
+    ``public_keys()`` gives the keys a message may spell out (the schemas' own), asked only when
+    a message needs them; any other key is named by its position.
+    """
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
         raise ConfigError(f"{label}: no such file. Give the path of a kit config, or run 'kitbuild init' to write one.") from None
     except IsADirectoryError:
         raise ConfigError(f"{label}: is a folder, not a YAML file.") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{label}: is not UTF-8 text (byte {exc.start}). Save it as UTF-8.") from None
     except OSError as exc:
         raise ConfigError(f"{label}: cannot be read ({exc.strerror}).") from None
     try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ConfigError(f"{label}:{line}:{col}: is not UTF-8 text (byte {exc.start} cannot be read as UTF-8). Save the file as UTF-8.") from None
+    try:
         try:
-            data, root = _parse(text, _FAST)
+            parsed, root = _parse(text, _FAST)
         except yaml.YAMLError:
             if _FAST is _PURE:
                 raise
-            data, root = _parse(text, _PURE)
+            # libyaml's messages are worded otherwise, and it stops at its own nesting limit
+            # (1,000) without a place: the pure-Python parser says what kitbuild reports.
+            parsed, root = _parse(text, _PURE)
+    except _Refused as exc:
+        where = f"{label}:{exc.mark.line + 1}:{exc.mark.column + 1}"
+        if exc.steps is not None:
+            where += ": " + shown_path(exc.steps, public_keys())
+        raise ConfigError(f"{where}: {exc.what}.") from None
+    except yaml.reader.ReaderError as exc:
+        # A character YAML refuses anywhere in a file (a NUL, another control character): the
+        # reader gives its position in the text, not a line.
+        line, col = _line_col(text, exc.position)
+        raise ConfigError(f"{label}:{line}:{col}: holds the character U+{exc.character:04X}, which YAML does not allow in a file. Remove it.") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         where = f"{label}:{mark.line + 1}:{mark.column + 1}" if mark else label
         problem = getattr(exc, "problem", None) or str(exc)
         raise ConfigError(f"{where}: the YAML does not parse: {problem}. Fix the syntax at that place.") from None
-    return YamlDocument(label, data, root)
+    return YamlDocument(label, parsed, root)
+
+
+def load_records(data: bytes | str) -> Iterator[Any]:
+    """Each document of a YAML record (a bench's own file, for ``kitbuild init``'s scan), as the
+    safe loader reads it, but never deeper than :data:`MAX_DEPTH`: past that, a
+    :class:`yaml.YAMLError` like any record that does not parse, where ``yaml.safe_load_all``
+    would end in a RecursionError."""
+    loader = _PURE(data)
+    try:
+        while loader.check_data():
+            yield loader.get_data()
+    finally:
+        loader.dispose()

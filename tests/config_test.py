@@ -104,7 +104,8 @@ BAD = {
     ),
     "schema, unknown key": (
         "sources:\n  - {path: src, as: run}\noutput: x\n",
-        "kit.yaml:1:1: (top level): unknown key 'output'; the keys allowed here are: allow, date, external_digests, figures, kit, "
+        # At the key's own line, with the key it is nearest to.
+        "kit.yaml:6:1: output: unknown key; did you mean 'out'? The keys allowed here are: allow, date, external_digests, figures, kit, "
         "licence, out, readme, rules, sources, summary, title. See README.md, 'The kit config'.",
     ),
     "schema, nested key": (
@@ -117,8 +118,8 @@ BAD = {
     ),
     "unknown rule": (
         "sources:\n  - {path: src, as: run}\nrules:\n  - use: box-name-to-roles\n",
-        "kit.yaml:7:10: rules[0].use: no such rule: 'box-name-to-roles'. The built-in rules are: record-path-to-kit-path, "
-        "box-name-to-role, digest-withheld; a rule file is named by its path.",
+        "kit.yaml:7:10: rules[0].use: no such rule: 'box-name-to-roles'; did you mean 'box-name-to-role'? The built-in rules are: "
+        "record-path-to-kit-path, box-name-to-role, digest-withheld; a rule file is named by its path.",
     ),
     "missing rule file": (
         "sources:\n  - {path: src, as: run}\nrules:\n  - use: ./mine.yaml\n",

@@ -21,7 +21,7 @@ from typing import Iterable, Sequence
 
 import orjson
 
-from kitbuild.config import DEFAULT_CONFIG
+from kitbuild.config import DEFAULT_CONFIG, check_writable_place
 from kitbuild.errors import ConfigError
 from kitbuild.commands.build import Work, gate_code, write_file
 from kitbuild.findings import Finding
@@ -256,6 +256,8 @@ def init(
         raise ConfigError(f"{label}: is a folder; give --config the path of the kit.yaml to write.")
     if target.exists() and not force:
         raise ConfigError(f"{label}: already exists, and init never overwrites a config. Pass --force to replace it, or --config to write another file.")
+    # Before the scan, which may take minutes: a config that could never be written stops here.
+    check_writable_place(target, f"--config {label}")
     if date is None:
         date = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
     else:
@@ -272,8 +274,12 @@ def init(
             )
     leaks = leak_findings(scan, jobs)
     text = starter_config(scan, config_dir, date, leaks)
-    config_dir.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
+    try:
+        config_dir.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        # What the look before the scan could not tell (a disk full, a folder made read-only since).
+        raise ConfigError(f"--config {label}: cannot be written ({exc.strerror}). Choose a place you can write to.") from None
     return InitReport(
         config=target,
         text=text,

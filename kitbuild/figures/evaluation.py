@@ -88,24 +88,38 @@ def _references(recount: Recount, figure: Mapping[str, Any]) -> list[tuple[str, 
 
 
 def _order(spec: Mapping[str, Any], recounts: Mapping[str, Recount], where: Where | None, prefix: Sequence[str | int]) -> list[str]:
+    """The figures in declaration order, each after those it is computed from.
+
+    A depth-first walk with its own stack: a chain of thousands of figures, each computed from
+    the next (a kit.yaml written by a program, or a hostile provenance.json in verify), would
+    otherwise end in a RecursionError.
+    """
     order: list[str] = []
     state: dict[str, str] = {}
-
-    def visit(name: str, trail: list[str]) -> None:
-        if state.get(name) == "done":
-            return
-        if state.get(name) == "open":
-            circle = trail[trail.index(name):] + [name]
-            raise FigureSpecError(f"{locate(where, [*prefix, circle[0]])}: the figures {' -> '.join(circle)} refer to each other in a circle")
-        state[name] = "open"
-        for key, ref in _references(recounts[name], spec[name]):
-            if key != "equals":  # checks run after every figure is computed, so they never order
-                visit(ref, [*trail, name])
-        state[name] = "done"
-        order.append(name)
-
-    for name in spec:
-        visit(name, [])
+    for start in spec:
+        if state.get(start) == "done":
+            continue
+        state[start] = "open"
+        trail = [start]
+        work = [iter([ref for key, ref in _references(recounts[start], spec[start]) if key != "equals"])]
+        while work:
+            # Checks ('equals') run after every figure is computed, so they never order.
+            ref = next(work[-1], None)
+            if ref is None:
+                work.pop()
+                name = trail.pop()
+                state[name] = "done"
+                order.append(name)
+                continue
+            if state.get(ref) == "done":
+                continue
+            if state.get(ref) == "open":
+                circle = trail[trail.index(ref):] + [ref]
+                shown = " -> ".join(circle) if len(circle) <= 12 else " -> ".join([*circle[:6], "...", *circle[-6:]])
+                raise FigureSpecError(f"{locate(where, [*prefix, circle[0]])}: the figures {shown} refer to each other in a circle")
+            state[ref] = "open"
+            trail.append(ref)
+            work.append(iter([r for key, r in _references(recounts[ref], spec[ref]) if key != "equals"]))
     return order
 
 

@@ -8,6 +8,7 @@ right after evaluation and one re-rendered from provenance.json agree byte for b
 
 from __future__ import annotations
 
+import difflib
 from typing import Any, Iterator, Mapping
 
 import jinja2
@@ -25,11 +26,12 @@ class FigureView:
     in order (a group_by table); ``f.value`` is the raw number for ``{% if f.value > 0 %}``.
     """
 
-    __slots__ = ("_record", "label")
+    __slots__ = ("_record", "label", "_name")
 
-    def __init__(self, record: Mapping[str, Any], label: str = "") -> None:
+    def __init__(self, record: Mapping[str, Any], label: str = "", name: str = "") -> None:
         self._record = record
         self.label = label
+        self._name = name or label  # the figure and its parts, dotted: what a message calls it
 
     @property
     def value(self) -> Any:
@@ -40,29 +42,35 @@ class FigureView:
         return str(self._record["text"])
 
     @property
-    def of(self) -> "FigureView":
+    def of(self) -> "FigureView | jinja2.Undefined":
         if "of" not in self._record:
-            raise AttributeError("of")
-        return FigureView(self._record["of"], "of")
+            return self._missing("of", f"figure {self._name!r} counts out of nothing: it has no 'of'")
+        return FigureView(self._record["of"], "of", f"{self._name}.of")
 
     @property
     def rows(self) -> list["FigureView"]:
-        return [FigureView(record, name) for name, record in self._record.get("parts", {}).items()]
+        return [FigureView(record, name, f"{self._name}.{name}") for name, record in self._record.get("parts", {}).items()]
 
-    def __getattr__(self, name: str) -> "FigureView":
+    def __getattr__(self, name: str) -> "FigureView | jinja2.Undefined":
         # Only reached for names that are not the attributes above: the figure's parts.
         if name.startswith("_"):
-            raise AttributeError(name)
-        parts = self._record.get("parts", {})
-        if name not in parts:
-            raise AttributeError(name)
-        return FigureView(parts[name], name)
+            raise AttributeError(name)  # Python's own probes (copy, pickle): not a template's
+        return self[name]
 
-    def __getitem__(self, name: str) -> "FigureView":
+    def __getitem__(self, name: str) -> "FigureView | jinja2.Undefined":
         parts = self._record.get("parts", {})
         if name not in parts:
-            raise KeyError(name)
-        return FigureView(parts[name], name)
+            close = difflib.get_close_matches(name, list(parts), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else (f"; its parts are: {', '.join(parts)}" if parts else "; it has no parts")
+            return self._missing(name, f"figure {self._name!r} has no part {name!r}{hint}")
+        return FigureView(parts[name], name, f"{self._name}.{name}")
+
+    def _missing(self, name: str, hint: str) -> jinja2.Undefined:
+        # What the template gets instead of jinja2's own undefined, whose message would be
+        # "'kitbuild.figures.render.FigureView object' has no attribute ...": a Python repr, in a
+        # message for someone writing a page. Printing it, or anything but 'is defined', fails
+        # with this hint; a template that asks '{% if f.of is defined %}' gets False.
+        return jinja2.StrictUndefined(hint=hint, obj=self, name=name)
 
     def __iter__(self) -> Iterator["FigureView"]:
         return iter(self.rows)
@@ -77,7 +85,7 @@ class FigureView:
 
 def views(records: Mapping[str, Mapping[str, Any]]) -> dict[str, FigureView]:
     """Each stored figure record (provenance.json's ``figures``) as a view a template can print."""
-    return {name: FigureView(record, name) for name, record in records.items()}
+    return {name: FigureView(record, name, name) for name, record in records.items()}
 
 
 def records(values: Mapping[str, FigureValue]) -> dict[str, dict[str, Any]]:
@@ -98,5 +106,12 @@ def render_text(text: str, figures: Mapping[str, FigureView], label: str = "page
         raise FigureSpecError(f"{label}: the text does not parse as a template: {exc.message}") from None
     except jinja2.UndefinedError as exc:
         raise FigureSpecError(f"{label}: names something that is not a figure or a part of one: {exc.message}") from None
+    except jinja2.exceptions.SecurityError:
+        # The sandbox refused an attribute (one starting with '_'): no figure has such a part.
+        raise FigureSpecError(f"{label}: names something that is not a figure or a part of one (a name starting with '_')") from None
     except jinja2.TemplateError as exc:
         raise FigureSpecError(f"{label}: cannot be rendered: {exc}") from None
+    except RecursionError:
+        # jinja2 parses and compiles by recursion: thousands of nested brackets in one text.
+        raise FigureSpecError(f"{label}: the text nests too deeply to be read as a template; write it plainly") from None
+

@@ -48,6 +48,9 @@ def check_table_names(
             parsed = env.parse(row["page"])
         except jinja2.TemplateSyntaxError as exc:
             raise FigureSpecError(f"{locate(where, path)}: the text does not parse as a template: {exc.message}") from None
+        except RecursionError:
+            # jinja2 parses by recursion: thousands of nested brackets in one text.
+            raise FigureSpecError(f"{locate(where, path)}: the text nests too deeply to be read as a template; write it plainly") from None
         for name in sorted(meta.find_undeclared_variables(parsed)):
             if name not in names:
                 raise FigureSpecError(f"{locate(where, path)}: names {name!r}, which is not a figure; the figures are: {known}")

@@ -415,8 +415,8 @@ BAD_INPUT = {
     ),
     "unknown rule": (
         "kit: k\ntitle: T\ndate: 2026-11-09\nsources:\n  - {path: src, as: run}\nrules:\n  - use: person-name-to-role\n",
-        "kit.yaml:7:10: rules[0].use: no such rule: 'person-name-to-role'. The built-in rules are: record-path-to-kit-path, "
-        "box-name-to-role, digest-withheld; a rule file is named by its path.",
+        "kit.yaml:7:10: rules[0].use: no such rule: 'person-name-to-role'; did you mean 'box-name-to-role'? The built-in rules are: "
+        "record-path-to-kit-path, box-name-to-role, digest-withheld; a rule file is named by its path.",
     ),
     "missing source": (
         "kit: k\ntitle: T\ndate: 2026-11-09\nsources:\n  - {path: bench/gone, as: run}\n",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -9,7 +11,11 @@ from pathlib import Path
 import orjson
 import pytest
 
-from kitbuild import cli, entry
+from typer.testing import CliRunner
+
+from kitbuild import cli
+from kitbuild.commands import explain
+from kitbuild.errors import EXIT_INTERNAL, ConfigError
 
 from .verify_kits import build_kit
 
@@ -48,7 +54,7 @@ def test_the_exit_status_is_the_commands(bench: Path) -> None:
 def _main_exits(monkeypatch: pytest.MonkeyPatch, ending: BaseException | None) -> list[int]:
     codes: list[int] = []
 
-    def app() -> None:
+    def app(**kwargs: object) -> None:
         print("report", end="")  # left in the buffer: main must flush it
         if ending is not None:
             raise ending
@@ -59,8 +65,8 @@ def _main_exits(monkeypatch: pytest.MonkeyPatch, ending: BaseException | None) -
 
     monkeypatch.setattr(sys, "argv", ["kitbuild", "build"])  # a call for typer's app
     monkeypatch.setattr(cli, "app", app)
-    monkeypatch.setattr(entry.os, "_exit", exit_now)
-    entry.main()
+    monkeypatch.setattr(cli.os, "_exit", exit_now)
+    cli.main()
     return codes
 
 
@@ -88,35 +94,16 @@ def test_main_flushes_then_ends_with_the_status(monkeypatch: pytest.MonkeyPatch,
     assert _main_exits(monkeypatch, ending) == [code]
 
 
-@pytest.mark.parametrize("code", [0, 1, 2])
-def test_a_verify_run_without_typer_flushes_then_ends_with_its_status(monkeypatch: pytest.MonkeyPatch, code: int) -> None:
-    monkeypatch.setattr(sys, "stdout", _Buffered())
-    codes: list[int] = []
-
-    def run_verify(call: entry.VerifyCall) -> int:
-        assert call == entry.VerifyCall(Path("kit"), jobs=2)
-        print("report", end="")  # left in the buffer: main must flush it
-        return code
-
-    def exit_now(status: int) -> None:
-        assert sys.stdout.getvalue() == "report"  # type: ignore[attr-defined]
-        codes.append(status)
-
-    monkeypatch.setattr(sys, "argv", ["kitbuild", "verify", "kit", "--jobs", "2"])
-    monkeypatch.setattr(cli, "app", lambda: pytest.fail("typer's app ran for a plain verify"))
-    monkeypatch.setattr(entry, "run_verify", run_verify)
-    monkeypatch.setattr(entry.os, "_exit", exit_now)
-    entry.main()
-    assert codes == [code]
-
-
 def test_a_message_or_an_error_takes_the_ordinary_way_out(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stdout", _Buffered())
     with pytest.raises(SystemExit) as ended:
         _main_exits(monkeypatch, SystemExit("a message"))
     assert ended.value.code == "a message"
-    with pytest.raises(KeyboardInterrupt):
-        _main_exits(monkeypatch, KeyboardInterrupt())
+
+def test_ctrl_c_outside_a_command_ends_with_130(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(sys, "stdout", _Buffered())
+    assert _main_exits(monkeypatch, KeyboardInterrupt()) == [130]
+    assert capsys.readouterr().err == "\nkitbuild: interrupted\n"
 
 
 def test_output_that_cannot_be_flushed_takes_the_ordinary_way_out(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -126,8 +113,102 @@ def test_output_that_cannot_be_flushed_takes_the_ordinary_way_out(monkeypatch: p
 
     monkeypatch.setattr(sys, "stdout", _Closed())
     monkeypatch.setattr(sys, "argv", ["kitbuild", "build"])
-    monkeypatch.setattr(cli, "app", lambda: sys.exit(1))
-    monkeypatch.setattr(entry.os, "_exit", lambda code: pytest.fail("os._exit after a failed flush"))
+    monkeypatch.setattr(cli, "app", lambda **kwargs: sys.exit(1))
+    monkeypatch.setattr(cli.os, "_exit", lambda code: pytest.fail("os._exit after a failed flush"))
     with pytest.raises(SystemExit) as ended:
-        entry.main()
+        cli.main()
     assert ended.value.code == 1
+
+
+# -- the statuses: 0 ok, 1 findings, 2 bad input, 3 a bug in kitbuild, 130 Ctrl-C ------------------
+
+INTERNAL = re.compile(
+    r"kitbuild: internal error \(RuntimeError at kitbuild/commands/explain\.py:\d+\); please report it (at \S+|to the kitbuild maintainers) "
+    r"with the command you ran, or run again with --debug for the traceback\n"
+)
+
+
+def _explain_raises(monkeypatch: pytest.MonkeyPatch, exc: BaseException) -> None:
+    # A command whose core raises: explain's, the cheapest to run, where it looks a code up.
+    def broken(code: str) -> str:
+        raise exc
+
+    monkeypatch.setattr(explain, "check_of", broken)
+
+
+def invoke(*args: str, env: dict[str, str] | None = None):
+    return CliRunner().invoke(cli.app, list(args), env=env)
+
+
+def test_a_bug_is_exit_3_in_one_line_without_a_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    _explain_raises(monkeypatch, RuntimeError("cannot read /home/ada/secret-bench/run.json"))
+    result = invoke("explain", "KB001", env={"KITBUILD_DEBUG": ""})
+    assert result.exit_code == EXIT_INTERNAL == 3
+    assert INTERNAL.fullmatch(result.stderr), result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    # The exception's own text may name a private path, and a CI log would publish it.
+    assert "/home/ada" not in result.stderr
+
+
+def test_debug_prints_the_traceback_and_still_exits_3(monkeypatch: pytest.MonkeyPatch) -> None:
+    _explain_raises(monkeypatch, RuntimeError("the bug"))
+    for args, env in ((["--debug", "explain", "KB001"], {}), (["explain", "KB001"], {"KITBUILD_DEBUG": "1"})):
+        result = invoke(*args, env=env)
+        assert result.exit_code == 3
+        assert result.stderr.startswith("Traceback (most recent call last):\n"), result.stderr
+        assert result.stderr.endswith("RuntimeError: the bug\n")
+        assert "internal error" not in result.stderr
+
+
+def test_ctrl_c_in_a_command_is_130_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    _explain_raises(monkeypatch, KeyboardInterrupt())
+    result = invoke("explain", "KB001")
+    assert (result.exit_code, result.stderr) == (130, "\nkitbuild: interrupted\n")
+
+
+def test_an_error_kitbuild_knows_is_its_own_status(monkeypatch: pytest.MonkeyPatch) -> None:
+    _explain_raises(monkeypatch, ConfigError("kit.yaml:3:1: title: must not be empty"))
+    result = invoke("explain", "KB001")
+    assert (result.exit_code, result.stderr) == (2, "kitbuild: kit.yaml:3:1: title: must not be empty\n")
+
+
+@pytest.mark.parametrize("args", [["build", "--jobs", "0"], ["verify"], ["verify", "kit", "--bogus"], ["no-such-command"], ["--no-such-option"]])
+def test_a_usage_error_is_exit_2(args: list[str]) -> None:
+    result = invoke(*args)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+
+
+def test_the_reporting_line_names_the_tracker_the_metadata_gives(monkeypatch: pytest.MonkeyPatch) -> None:
+    class _Meta:
+        def __init__(self, urls: list[str]) -> None:
+            self.urls = urls
+
+        def get_all(self, name: str) -> list[str]:
+            return self.urls
+
+    import importlib.metadata
+
+    for urls, where in (
+        (["Issues, https://example.org/kitbuild/issues"], "please report it at https://example.org/kitbuild/issues"),
+        (["Source, https://github.com/someone/kitbuild/"], "please report it at https://github.com/someone/kitbuild/issues"),
+        ([], "please report it to the kitbuild maintainers"),
+    ):
+        monkeypatch.setattr(importlib.metadata, "metadata", lambda name, urls=urls: _Meta(urls))
+        assert cli._where_to_report() == where
+
+
+def test_a_bug_in_a_real_process_is_one_line_and_exit_3(tmp_path: Path) -> None:
+    # Through the console entry point itself, which ends the process with os._exit.
+    program = (
+        "import sys\n"
+        "from kitbuild.commands import explain\n"
+        "def broken(code): raise ValueError('x')\n"
+        "explain.check_of = broken\n"
+        "from kitbuild.cli import main\n"
+        "sys.argv = ['kitbuild', 'explain', 'KB001']\n"
+        "main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, timeout=120, env={**os.environ, "KITBUILD_DEBUG": "0"})
+    assert done.returncode == 3
+    assert done.stderr.count(b"\n") == 1 and done.stderr.startswith(b"kitbuild: internal error (ValueError at kitbuild/commands/explain.py:"), done.stderr
