@@ -310,7 +310,7 @@ def check_command(
     from kitbuild.errors import LeakError, UnsafeRewriteError
     from kitbuild.formats import annotations, check_format, repo_folder
     from kitbuild.progress import progress_for
-    from kitbuild.verify_report import check_document, check_findings, check_text
+    from kitbuild.commands.check import check_document, check_findings, check_text
 
     fmt = check_format(format)
     try:
@@ -322,7 +322,7 @@ def check_command(
             raise
         from kitbuild.report import error_findings
         from kitbuild.formats import json_text
-        from kitbuild.verify_report import stopped_check_document
+        from kitbuild.commands.check import stopped_check_document
 
         findings = error_findings(exc)
         print_report(json_text(stopped_check_document(str(config), findings)) if fmt == "json" else annotations(findings))

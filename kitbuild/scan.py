@@ -36,6 +36,7 @@ from kitbuild.config import Source
 from kitbuild.errors import ConfigError
 from kitbuild.matchers import DIGEST_RE
 from kitbuild.observe import line_chunks
+from kitbuild.yamlfile import load_records
 from kitbuild.fileformat import format_of
 from kitbuild.sources import _walk  # the build's own walk, so init lists (and refuses) exactly what build will
 from kitbuild.sources import glob_regex
@@ -169,15 +170,18 @@ def host_names(value: str) -> list[str]:
 
 
 def _walk_values(value: Any, key: str | None, found: list[tuple[str, str]]) -> None:
-    """(field, value) for every string under a host-like key, at any depth."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            _walk_values(v, str(k), found)
-    elif isinstance(value, list):
-        for v in value:
-            _walk_values(v, key, found)
-    elif isinstance(value, str) and key is not None and key.lower() in HOST_FIELDS:
-        found.append((key, value))
+    """(field, value) for every string under a host-like key, at any depth.
+
+    The walk keeps its own stack: a record nested thousands deep must not exhaust Python's."""
+    stack: list[tuple[Any, str | None]] = [(value, key)]
+    while stack:
+        value, key = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((v, str(k)) for k, v in reversed(list(value.items())))
+        elif isinstance(value, list):
+            stack.extend((v, key) for v in reversed(value))
+        elif isinstance(value, str) and key is not None and key.lower() in HOST_FIELDS:
+            found.append((key, value))
 
 
 def _structured_hosts(path: Path, kit_path: str, size: int) -> list[tuple[str, str]]:
@@ -199,7 +203,7 @@ def _structured_hosts(path: Path, kit_path: str, size: int) -> list[tuple[str, s
             if fmt == "json":
                 _walk_values(orjson.loads(data), None, found)
             else:
-                for doc in yaml.safe_load_all(data):
+                for doc in load_records(data):
                     _walk_values(doc, None, found)
         except (orjson.JSONDecodeError, yaml.YAMLError, UnicodeDecodeError):
             pass

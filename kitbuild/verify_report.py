@@ -7,7 +7,7 @@ and its findings, sorted by path and line, so the same kit always gives the same
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kitbuild.errors import EXIT_FINDINGS, EXIT_OK
 from kitbuild.findings import CHECKS, Finding, check_of
@@ -15,9 +15,6 @@ from kitbuild.findings import CHECKS, Finding, check_of
 from kitbuild.formats import annotations as finding_annotations
 from kitbuild.formats import findings_document, json_text
 
-if TYPE_CHECKING:
-    # For annotations only: kitbuild.commands.check imports this module at run time.
-    from kitbuild.commands.check import CheckReport
 
 
 @dataclass
@@ -78,14 +75,14 @@ def file_findings(checks: dict[str, CheckResult], findings: list[Finding]) -> No
         checks.get(check_of(finding.code), checks["leaks"]).findings.append(finding)
 
 
-def _plural(n: int, word: str, plural: str | None = None) -> str:
+def plural(n: int, word: str, plural: str | None = None) -> str:
     return f"{n:,} {word if n == 1 else (plural or word + 's')}"
 
 
 def verify_text(report: VerifyReport) -> str:
     """The report a person reads: ✓ or ✗ per check, its figures, then each finding."""
     n = len(report.findings)
-    lines = [f"kitbuild verify {report.kit}: " + ("every check passes" if report.ok else f"{_plural(n, 'finding')}")]
+    lines = [f"kitbuild verify {report.kit}: " + ("every check passes" if report.ok else f"{plural(n, 'finding')}")]
     if report.digest:
         lines.append(f"kit digest: {report.digest}")
     for check in report.checks:
@@ -134,66 +131,3 @@ def verify_json(report: VerifyReport) -> str:
 def verify_github(report: VerifyReport, folder: str = "") -> str:
     """``kitbuild verify --format github``: one annotation per finding."""
     return finding_annotations(report.findings, folder)
-
-
-def check_findings(report: CheckReport) -> list[Finding]:
-    """Every finding of a check run: its own (the fresh build, private strings), then verify's."""
-    own = sorted(report.findings, key=Finding.sort_key)
-    return own + (report.verify.findings if report.verify is not None else [])
-
-
-def check_document(report: CheckReport) -> dict[str, Any]:
-    """``kitbuild check --format json``: one document (``command`` 'check'), verify's nested in it."""
-    return {
-        "command": "check",
-        "config": report.config,
-        "ok": report.ok,
-        "exit_code": report.exit_code,
-        "findings": findings_document(check_findings(report)),
-        "compared": report.compared,
-        "scanned": report.scanned,
-        "diffs": {path: list(lines) for path, lines in sorted(report.diffs.items())},
-        "verify": verify_document(report.verify) if report.verify is not None else None,
-    }
-
-
-def stopped_check_document(config: str, findings: list[Finding]) -> dict[str, Any]:
-    """``kitbuild check --format json`` when the rebuild itself stopped (the leak gate, an unsafe rewrite)."""
-    return {
-        "command": "check",
-        "config": config,
-        "ok": False,
-        "exit_code": EXIT_FINDINGS,
-        "findings": findings_document(findings),
-        "compared": 0,
-        "scanned": 0,
-        "diffs": {},
-        "verify": None,
-    }
-
-
-def check_text(report: CheckReport) -> str:
-    """``kitbuild check``'s report: the comparison, the private-string scan, then verify's report."""
-    from kitbuild.findings import Finding as _Finding
-
-    lines = []
-    rebuild = [f for f in report.findings if f.code in ("KB801", "KB802", "KB803", "KB805")]
-    private = [f for f in report.findings if f.code == "KB804"]
-    head = f"kitbuild check {report.config}: " + ("the kit is up to date, holds no private string and verifies" if report.ok else "the kit does not pass")
-    lines.append(head)
-    lines.append(f"{'✓' if not rebuild else '✗'} Fresh build: {_plural(report.compared, 'file')} compared byte for byte")
-    for finding in sorted(rebuild, key=_Finding.sort_key):
-        lines.append(f"  {finding}")
-        lines.extend(f"    {d}" for d in report.diffs.get(finding.path, []))
-    lines.append(f"{'✓' if not private else '✗'} Private strings: {_plural(report.scanned, 'file')} scanned for every private string the config names")
-    lines.extend(f"  {finding}" for finding in sorted(private, key=_Finding.sort_key))
-    if report.verify is not None:
-        lines.append("")
-        lines.append(verify_text(report.verify))
-    if rebuild:
-        lines.append("")
-        lines.append(f"To fix: run `kitbuild build {report.config}` and commit the kit it writes.")
-    elif private:
-        lines.append("")
-        lines.append("To fix: add a rule (or a map entry) that rewrites it, or exclude the file; then run `kitbuild build`.")
-    return "\n".join(lines)

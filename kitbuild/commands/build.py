@@ -172,8 +172,7 @@ def build(
     """
     config = load_config(config_path)
     target = Path(os.path.normpath(Path(out).absolute())) if out is not None else config.out
-    if out is not None:
-        check_out(config, target, "--out")
+    check_out(config, target, "--out" if out is not None else f"{config.document.where(['out'])}: out" if "out" in config.data else "out")
     if not dry_run:
         _check_replaceable(config, target, out is not None)
     workers = jobs or default_jobs()

@@ -25,7 +25,8 @@ from kitbuild.kitfs import FILE, FolderKit, NotAKitError
 from kitbuild.observe import Plan, blocks_of, locate
 from kitbuild.private import private_strings
 from kitbuild.progress import SILENT, Progress
-from kitbuild.verify_report import VerifyReport
+from kitbuild.formats import findings_document, json_text
+from kitbuild.verify_report import VerifyReport, plural as _plural, verify_document, verify_text
 
 DIFF_LINES = 20
 _DIFF_LIMIT = 1 << 20  # larger text files are reported as differing, without a diff
@@ -142,3 +143,66 @@ def check(config_path: str | os.PathLike[str] = DEFAULT_CONFIG, *, jobs: int | N
         report.diffs[path] = ["(no diff shown: the kit's copy holds a private string; see KB804 below)"]
     report.verify = verify(config.out, jobs=jobs, progress=progress)
     return report
+
+
+def check_findings(report: CheckReport) -> list[Finding]:
+    """Every finding of a check run: its own (the fresh build, private strings), then verify's."""
+    own = sorted(report.findings, key=Finding.sort_key)
+    return own + (report.verify.findings if report.verify is not None else [])
+
+
+def check_document(report: CheckReport) -> dict[str, Any]:
+    """``kitbuild check --format json``: one document (``command`` 'check'), verify's nested in it."""
+    return {
+        "command": "check",
+        "config": report.config,
+        "ok": report.ok,
+        "exit_code": report.exit_code,
+        "findings": findings_document(check_findings(report)),
+        "compared": report.compared,
+        "scanned": report.scanned,
+        "diffs": {path: list(lines) for path, lines in sorted(report.diffs.items())},
+        "verify": verify_document(report.verify) if report.verify is not None else None,
+    }
+
+
+def stopped_check_document(config: str, findings: list[Finding]) -> dict[str, Any]:
+    """``kitbuild check --format json`` when the rebuild itself stopped (the leak gate, an unsafe rewrite)."""
+    return {
+        "command": "check",
+        "config": config,
+        "ok": False,
+        "exit_code": EXIT_FINDINGS,
+        "findings": findings_document(findings),
+        "compared": 0,
+        "scanned": 0,
+        "diffs": {},
+        "verify": None,
+    }
+
+
+def check_text(report: CheckReport) -> str:
+    """``kitbuild check``'s report: the comparison, the private-string scan, then verify's report."""
+    from kitbuild.findings import Finding as _Finding
+
+    lines = []
+    rebuild = [f for f in report.findings if f.code in ("KB801", "KB802", "KB803", "KB805")]
+    private = [f for f in report.findings if f.code == "KB804"]
+    head = f"kitbuild check {report.config}: " + ("the kit is up to date, holds no private string and verifies" if report.ok else "the kit does not pass")
+    lines.append(head)
+    lines.append(f"{'✓' if not rebuild else '✗'} Fresh build: {_plural(report.compared, 'file')} compared byte for byte")
+    for finding in sorted(rebuild, key=_Finding.sort_key):
+        lines.append(f"  {finding}")
+        lines.extend(f"    {d}" for d in report.diffs.get(finding.path, []))
+    lines.append(f"{'✓' if not private else '✗'} Private strings: {_plural(report.scanned, 'file')} scanned for every private string the config names")
+    lines.extend(f"  {finding}" for finding in sorted(private, key=_Finding.sort_key))
+    if report.verify is not None:
+        lines.append("")
+        lines.append(verify_text(report.verify))
+    if rebuild:
+        lines.append("")
+        lines.append(f"To fix: run `kitbuild build {report.config}` and commit the kit it writes.")
+    elif private:
+        lines.append("")
+        lines.append("To fix: add a rule (or a map entry) that rewrites it, or exclude the file; then run `kitbuild build`.")
+    return "\n".join(lines)

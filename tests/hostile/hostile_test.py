@@ -223,7 +223,6 @@ def test_init_refuses_a_config_under_proc(tmp_path: Path) -> None:
     )
 
 
-@pytest.mark.xfail(strict=True, reason="kitbuild/scan.py reads a bench's YAML with yaml.safe_load_all, which recurses: see the lead's list")
 def test_init_takes_a_record_nested_10000_deep_as_one_that_does_not_parse(tmp_path: Path) -> None:
     # A record init cannot parse is scanned as text, as any other that does not parse.
     _bench(tmp_path)
