@@ -472,10 +472,10 @@ class LeakScanner:
                         self._try_wide(shape, text, first + start, back, _WIDE_LE[encoding.unit], found)
                         self._try_wide(shape, text, first + start - encoding.mirror, back, _WIDE_BE[encoding.unit], found)
         if not binary:
-            # Past ``last`` only as far as a domain can reach, so that none is cut short.
-            for m in _EMAIL_AT.finditer(text, first, min(len(text), last + _SPAN)):
-                if m.start() < last:
-                    self._try(_EMAIL, text, m.start(), None, raw, found)
+            # A domain cut short at ``last`` is tried whole all the same (_try reads the whole
+            # text), and one that an escape changes ends well before it (see _SPAN).
+            for m in _EMAIL_AT.finditer(text, first, last):
+                self._try(_EMAIL, text, m.start(), None, raw, found)
 
     def _literal_matches(self, text: bytes, tables: _Tables, first: int = 0, last: int | None = None, *, alone: bool = True) -> list[tuple[_Literal, int, int]]:
         """(literal, start, end) of every occurrence of every literal in text[first:last],
