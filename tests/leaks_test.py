@@ -6,6 +6,7 @@ import codecs
 import hashlib
 import ipaddress
 import json
+import pickle
 import random
 import re
 from urllib.parse import quote
@@ -490,6 +491,12 @@ def test_findings_are_sorted_by_offset_then_code_and_stable():
         ("KB501", 0), ("KB901", 0), ("KB502", 21), ("KB901", 21), ("KB903", 31), ("KB901", 96), ("KB501", 102), ("KB901", 108)
     ]
     assert LeakScanner(dict(reversed(PRIVATE.items())), digests=WITHHELD).scan(data, binary=False) == leaks
+
+
+def test_a_scanner_goes_to_a_worker_process_whole():
+    copy = pickle.loads(pickle.dumps(WINDOWS_SCANNER))
+    data = f"{PATH} {DIGEST} /data/shared/x ada@x.org".encode("utf-16-le")
+    assert copy.scan(data, binary=False) == WINDOWS_SCANNER.scan(data, binary=False) != []
 
 
 def test_a_leak_is_a_frozen_value():
