@@ -346,8 +346,9 @@ class _Tables:
     anchor_search: ahocorasick_rs.BytesAhoCorasick | None
 
 
-# (code, raw offset, length, what, encoding) of a finding before it is settled
-_Found = tuple[str, int, int, str, _Encoding]
+# (code, raw offset, length, what, encoding, allowed) of a finding before it is settled: an
+# allowed one is kept until then, for the mirror rule (see _settle)
+_Found = tuple[str, int, int, str, _Encoding, bool]
 
 
 class LeakScanner:
@@ -488,7 +489,7 @@ class LeakScanner:
         # UTF-16 and UTF-32 are read from the raw data only, where their NULs are.
         tables = self._table(binary=binary, nul=view is None and b"\0" in text)
         for literal, start, end in self._literal_matches(text, tables, first, last):
-            found.append((literal.code, raw(start), literal.length, literal.what, literal.encoding))
+            found.append((literal.code, raw(start), literal.length, literal.what, literal.encoding, False))
         if tables.anchor_search is not None:
             for index, start, _ in tables.anchor_search.find_matches_as_indexes(memoryview(text)[first:last]):
                 for shape, back, encoding in tables.anchors[index]:
@@ -547,8 +548,9 @@ class LeakScanner:
             if start < 0:
                 return
         m = shape.pattern.match(text, start)
-        if m is not None and not self._allowed(text, m.start(), m.end(), _UTF8):
-            found.append((shape.code, raw(m.start()), m.end() - m.start(), shape.what, _UTF8))
+        if m is not None:
+            allowed = self._allowed(text, m.start(), m.end(), _UTF8)
+            found.append((shape.code, raw(m.start()), m.end() - m.start(), shape.what, _UTF8, allowed))
 
     def _try_wide(self, shape: _Shape, data: bytes, anchor: int, back: int | None, encoding: _Encoding, found: list[_Found]) -> None:
         """The same in UTF-16 or UTF-32 read at ``anchor``: the code units around it are folded
@@ -573,8 +575,8 @@ class LeakScanner:
         if m is None:
             return
         raw_start, raw_end = first + unit * m.start(), first + unit * m.end()
-        if not self._allowed(data, raw_start, raw_end, encoding):
-            found.append((shape.code, raw_start, m.end() - m.start(), shape.what, encoding))
+        allowed = self._allowed(data, raw_start, raw_end, encoding)
+        found.append((shape.code, raw_start, m.end() - m.start(), shape.what, encoding, allowed))
 
     def _allowed(self, text: bytes, start: int, end: int, encoding: _Encoding) -> bool:
         """Whether an allow string, in this encoding, covers text[start:end]."""
@@ -660,14 +662,16 @@ def _settle(found: list[_Found], lo: int, hi: int) -> list[Leak]:
     order one (three) bytes earlier, and nothing near it tells which is meant. Little-endian is
     what nearly every tool writes (Windows, PowerShell, .NET), so where both readings find the
     same thing the big-endian one is dropped: little-endian text gets its exact offset, and
-    big-endian text that can be read both ways one a byte (three bytes) late.
+    big-endian text that can be read both ways one a byte (three bytes) late. An allowed
+    little-endian reading still drops its big-endian twin, whose allow string may not read
+    the same way round (a character above U+00FF before it).
     """
-    little = {(code, offset, what, encoding.unit) for code, offset, _, what, encoding in found if encoding.mirror and not encoding.big}
+    little = {(code, offset, what, encoding.unit) for code, offset, _, what, encoding, _ in found if encoding.mirror and not encoding.big}
     best: dict[tuple[str, int], tuple[int, str]] = {}
-    for code, offset, length, what, encoding in found:
-        if encoding.big and (code, offset + encoding.mirror, what, encoding.unit) in little:
+    for code, offset, length, what, encoding, allowed in found:
+        if allowed or not lo <= offset < hi:
             continue
-        if not lo <= offset < hi:
+        if encoding.big and (code, offset + encoding.mirror, what, encoding.unit) in little:
             continue
         # Two findings of one code at one offset: the longest says most ('gpu07.lab.example.org'
         # rather than 'gpu07'), then the first description, so the choice is the same every time.

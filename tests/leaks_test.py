@@ -362,6 +362,16 @@ def test_allow_works_in_every_view():
         assert found(data, scanner, binary=b"\0" in data) == []
 
 
+def test_an_allowed_utf16_path_is_not_found_read_the_other_way_round():
+    # In UTF-16LE '中x /home/shared/x', the big-endian reading from one byte earlier finds the
+    # same path, and there the allow string, read big-endian, does not match: its '中' is
+    # stored the other way round.
+    scanner = LeakScanner(allow=["中x /home/shared"])
+    data = "中x /home/shared/x".encode("utf-16-le")
+    assert found(data, scanner, binary=True) == []
+    assert found(data, VERIFY, binary=True) == [("KB501", 6)]
+
+
 def test_allow_never_passes_a_private_string_or_a_digest():
     scanner = LeakScanner({"/home/ada/bench": "the source path of 'bench'"}, allow=["/home/ada/bench", DIGEST], digests=WITHHELD)
     assert found(b"/home/ada/bench/a " + DIGEST.encode(), scanner) == [("KB901", 0), ("KB903", 18)]
