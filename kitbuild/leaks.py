@@ -255,13 +255,13 @@ class _View:
         return self._raw[i] + self._raw_length[i] + at - self._at[i] - self._length[i]
 
 
-def _views(data: bytes, escapes: re.Pattern[bytes], decode: Callable[[re.Match[bytes]], bytes]) -> Iterable[tuple[_View, int, int]]:
-    """Views of the stretches of ``data`` around its escapes, each with the raw range its
-    findings are taken from.
+def _views(data: bytes, escapes: re.Pattern[bytes], decode: Callable[[re.Match[bytes]], bytes]) -> Iterable[_View]:
+    """Views of the stretches of ``data`` around its escapes.
 
-    Away from escapes a view is the raw text, and finds what the raw view finds: so only the
-    text within 2 * _REACH of an escape is decoded, and of its findings those starting within
-    _REACH of one are kept (all that an escape can change), each decided on the whole context it
+    Away from escapes a view is the raw text and finds what the raw text does, so only the
+    text near escapes is searched (_View.near_escapes): each finding there starts within
+    _SPAN raw bytes of an escape (the view bytes between are raw bytes, or escapes themselves),
+    and the view reaches 2 * _REACH raw bytes past the escapes, more context than any finding
     needs. Random bytes hold a '%4F' or '\\/' every few tens of kilobytes; decoding whole
     windows for them halved the speed of a binary scan (86 against 182 MB/s, 200 digests).
     """
@@ -273,11 +273,7 @@ def _views(data: bytes, escapes: re.Pattern[bytes], decode: Callable[[re.Match[b
         else:
             stretches.append([first, last])
     for first, last in stretches:
-        yield (
-            _View(data, first, last, escapes, decode),
-            first if first == 0 else first + _REACH,
-            last if last == len(data) else last - _REACH,
-        )
+        yield _View(data, first, last, escapes, decode)
 
 
 # JSON: only \uXXXX (a surrogate pair as one character) and \/ are decoded. \n, \t and the like
@@ -475,11 +471,9 @@ class LeakScanner:
         found: list[_Found] = []
         self._scan_text(data, 0, len(data), None, binary, found)
         for escapes, decode in ((_JSON_ESCAPE, _json_decode), (_PERCENT, _percent_decode)):
-            for view, first, last in _views(data, escapes, decode):
-                here: list[_Found] = []
+            for view in _views(data, escapes, decode):
                 for start, end in view.near_escapes():
-                    self._scan_text(view.text, start, end, view, binary, here)
-                found += [f for f in here if first <= f[1] < last]
+                    self._scan_text(view.text, start, end, view, binary, found)
         return _settle(found, lo, hi)
 
     def _scan_text(self, text: bytes, first: int, last: int, view: _View | None, binary: bool, found: list[_Found]) -> None:
