@@ -532,7 +532,7 @@ class LeakScanner:
         return matches
 
     def _try(self, shape: _Shape, text: bytes, anchor: int, back: int | None, raw: Callable[[int], int], found: list[_Found]) -> None:
-        """The shape's match at an anchor in UTF-8 text, if any and not allowed, into ``found``."""
+        """The shape's match at an anchor in UTF-8 text, if any, into ``found``, marked allowed or not."""
         if back is None:
             start = _local_part_start(text, anchor)
             if start is None:
