@@ -19,7 +19,8 @@ placed at the raw byte where its (encoded) text starts. Its ``what`` says what k
 never the text: a CI log of the report publishes nothing.
 
 Speed, in CPU time on one core of a shared 2-core development VM (Python 3.11, ahocorasick_rs
-1.0.3), 200 MB streamed in 4 MiB windows (``python -m bench.leaks_speed``):
+1.0.3), 200 MB streamed in 4 MiB windows (``python -m bench.leaks_speed``; about 10% apart
+from run to run):
 
 =====================================================  ===========  ============
 settings                                               records      random bytes
