@@ -1,209 +1,516 @@
-"""The leak gate (issue 2, point 8): every private string and generic private-path shape, placed by line and column."""
+"""The leak gate (kitbuild.leaks): what it finds, where, in which encodings, and what it prints."""
 
 from __future__ import annotations
 
+import codecs
+import hashlib
+import ipaddress
+import json
+import pickle
+import random
 import re
-from unittest.mock import patch
+from urllib.parse import quote
 
 import hypothesis.strategies as st
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import HealthCheck, example, given, settings
 
-from kitbuild.leaks import LeakScanner
+from kitbuild.leaks import Leak, LeakScanner
 
-DIGEST = "ab" * 32
+HALF = LeakScanner.MAX_MATCH // 2
+PATH, HOST, SHORT, USER = "/scratch/u7/runs/lme", "gpu07.lab.example.org", "gpu07", "ada"
+PRIVATE = {
+    PATH: "the source path of 'lme'",
+    HOST: "the machine name rule 2 maps",
+    SHORT: "the short machine name rule 2 maps",
+    USER: "the user name in the bench's paths",
+}
+DIGEST = hashlib.sha256(b"original 5").hexdigest()  # starts with a letter: its \\u0062 cannot end in its first digit
+WITHHELD = {DIGEST: "the original sha256 of run/a.json, which a rule rewrote"}
+BUILD = LeakScanner(PRIVATE, digests=WITHHELD)
+VERIFY = LeakScanner()
 
 
-def findings(data, private=None, digests=None, allow=()):
-    scanner = LeakScanner(private or {}, digests or {}, allow)
-    return [str(f) for f in scanner.scan("run/x.json", data, 1)]
+def found(data: bytes, scanner: LeakScanner = BUILD, binary: bool = False, **kw) -> list[tuple[str, int]]:
+    return [(leak.code, leak.offset) for leak in scanner.scan(data, binary=binary, **kw)]
+
+
+# -- one secret in every form a reader's tool decodes ---------------------------------------
+
+
+def all_escaped(text: str) -> str:
+    return "".join(f"\\u{ord(c):04x}" for c in text)
+
+
+TEXT_FORMS = {
+    "raw": lambda s: s,
+    "JSON, one character escaped": lambda s: all_escaped(s[0]) + s[1:],
+    "JSON, every character escaped": all_escaped,
+    "JSON, slashes escaped": lambda s: s.replace("/", "\\/"),
+    "percent-encoded": lambda s: quote(s, safe=""),
+}
+WIDE = {  # encoding, its BOM (prepended by hand, so the "without BOM" case is the same call)
+    "UTF-16LE": ("utf-16-le", b""),
+    "UTF-16LE with BOM": ("utf-16-le", codecs.BOM_UTF16_LE),
+    "UTF-16BE": ("utf-16-be", b""),
+    "UTF-16BE with BOM": ("utf-16-be", codecs.BOM_UTF16_BE),
+    "UTF-32LE": ("utf-32-le", b""),
+    "UTF-32BE with BOM": ("utf-32-be", codecs.BOM_UTF32_BE),
+}
+SECRETS = [  # text, what the scan finds at its start
+    (PATH, {"KB501", "KB901"}),
+    (HOST, {"KB901"}),
+    (SHORT, {"KB901"}),
+    (USER, {"KB901"}),
+    (DIGEST, {"KB903"}),
+]
+
+
+@pytest.mark.parametrize("secret, codes", SECRETS)
+@pytest.mark.parametrize("form", TEXT_FORMS)
+def test_a_secret_is_found_in_every_text_form_at_the_start_of_its_encoded_text(secret, codes, form):
+    before = '{"log": "ran on '
+    data = (before + TEXT_FORMS[form](secret) + ' today"}\n').encode()
+    assert {code for code, at in found(data) if at == len(before)} == codes
+    # Nothing else, except the user 'u7' inside the private path.
+    assert {at for _, at in found(data)} <= {len(before), *(i for i in range(len(data)) if data[i:].startswith(b"u7"))}
+
+
+@pytest.mark.parametrize("secret, codes", SECRETS)
+@pytest.mark.parametrize("form", WIDE)
+def test_a_secret_is_found_in_utf16_and_utf32_with_and_without_a_bom(secret, codes, form):
+    encoding, bom = WIDE[form]
+    before = "ran on "
+    data = bom + (before + secret + " today").encode(encoding)
+    start = len(bom) + len(before.encode(encoding))
+    # Text below U+0100 in big-endian order reads as little-endian one code unit's width minus
+    # a byte later, and little-endian is what the scanner keeps (see leaks._settle).
+    if encoding.endswith("be"):
+        start += 1 if "16" in encoding else 3
+    assert {code for code, at in found(data, binary=True) if at == start} == codes
+
+
+def test_a_secret_in_big_endian_text_at_the_data_end_is_placed_exactly():
+    # With nothing after it, big-endian text cannot be read the other way round.
+    assert found(("ran on " + SHORT).encode("utf-16-be"), binary=True) == [("KB901", 14)]
+
+
+def test_every_finding_of_a_private_path_in_utf16_text():
+    data = codecs.BOM_UTF16_LE + f"cd {PATH}/a.json on {SHORT}\r\n".encode("utf-16-le")
+    assert BUILD.scan(data, binary=True) == [
+        Leak("KB501", 8, "a private path (/scratch/…)"),
+        Leak("KB901", 8, "the source path of 'lme'"),
+        Leak("KB901", 70, "the short machine name rule 2 maps"),
+    ]
+
+
+def test_a_non_ascii_path_is_found_raw_and_json_escaped():
+    raw = '{"p": "/home/josé/runs"}'.encode()
+    escaped = json.dumps({"p": "/home/josé/runs"}).encode()  # ensure_ascii: \u00e9
+    assert b"\\u00e9" in escaped
+    for data in (raw, escaped):
+        assert VERIFY.scan(data, binary=False) == [Leak("KB501", 7, "a private path (/home/…)")]
+    assert VERIFY.scan(raw, binary=False, lo=8) == []
+    # The allow string passes both spellings.
+    allowing = LeakScanner(allow=["/home/josé"])
+    assert found(raw, allowing) == found(escaped, allowing) == []
+
+
+def test_a_surrogate_pair_and_an_escaped_letter_decode_in_the_json_view():
+    scanner = LeakScanner({"box07": "the machine 'a' names", "/data/🙂x": "an odd source path"})
+    assert found(b'"\\u0062ox07"', scanner) == [("KB901", 1)]
+    assert found(b'"/data/\\ud83d\\ude42x"', scanner) == [("KB501", 1), ("KB901", 1)]
+    # A lone surrogate decodes to a replacement character, and the text after it still counts.
+    assert found(b'"\\ud83dbox07"', scanner) == [("KB901", 7)]
+
+
+def test_a_windows_private_path_is_found_as_a_json_encoder_writes_it():
+    scanner = LeakScanner({"C:\\Users\\ada\\bench": "the source path of 'bench'"})
+    data = json.dumps({"cwd": "C:\\Users\\ada\\bench\\run"}).encode()
+    assert b"C:\\\\Users" in data
+    assert found(data, scanner) == [("KB501", 9), ("KB901", 9)]
+
+
+def test_an_e_mail_address_in_utf16_text_is_placed_at_its_local_part():
+    data = "mail ada.lovelace@lab.example.org now".encode("utf-16-le")
+    assert found(data, VERIFY, binary=False) == [("KB502", 10)]
+    assert found(data, VERIFY, binary=True) == []
+
+
+def test_an_e_mail_domain_is_judged_whole_wherever_a_decoded_view_is_searched():
+    # 'x@abc.de1' is no address, though 'x@abc.de' is: a view searched near its escapes must
+    # not cut the domain short, at whatever distance from the escape it ends.
+    for gap in range(0, 1500, 3):
+        data = b'"\\u0041' + b" " * gap + b'x@abc.de1"'
+        assert found(data, VERIFY) == [], gap
+
+
+def test_a_percent_encoded_e_mail_address_is_found():
+    assert found(b"to=ada%40lab.example.org&x=1", VERIFY) == [("KB502", 3)]
+
+
+def test_names_are_found_in_any_case():
+    assert found(b"host GPU07 and Gpu07", LeakScanner({SHORT: "a machine name"})) == [("KB901", 5)]
+    assert found(b"host GPU07", LeakScanner({SHORT: "a machine name"})) == [("KB901", 5)]
+
+
+# -- names and their boundaries ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, fires",
+    [
+        ("gpu07", True),
+        ("on gpu07.", True),  # a sentence's end
+        ("gpu07.lab.example.org", True),  # the short form inside the long one
+        ("gpu07:/scratch", True),
+        ('"gpu07"', True),
+        ("(gpu07)", True),
+        ("\\ngpu07", True),  # a JSON escape's letter is no part of the name
+        ("gpu070", False),
+        ("xgpu07", False),
+        ("x.gpu07", False),  # another host's name
+        ("gpu07_a", False),
+        ("gpu07-b", False),
+        ("a-gpu07", False),
+        ("gpu07a", False),
+    ],
+)
+def test_a_name_fires_only_where_it_stands_alone(text, fires):
+    scanner = LeakScanner({SHORT: "a machine name"})
+    assert bool(found(text.encode(), scanner)) == fires
+    assert bool(found(text.encode("utf-16-le"), scanner, binary=True)) == fires
+
+
+def test_a_path_fires_anywhere_as_plain_text():
+    scanner = LeakScanner({"/x/ls-2026-11-07": "the private path of sources[0] (run)"})
+    assert found(b"a/x/ls-2026-11-07b", scanner) == [("KB901", 1)]
+
+
+# -- generic shapes ----------------------------------------------------------------------------
+
+MOUNTS = ["home", "Users", "root", "mnt", "scratch", "data", "srv", "work", "nfs", "gpfs", "lustre", "net"]
+
+
+@pytest.mark.parametrize("mount", MOUNTS)
+def test_a_path_under_each_private_mount_is_a_shape(mount):
+    data = f'{{"p": "/{mount}/runs/a"}}'.encode()
+    assert VERIFY.scan(data, binary=False) == [Leak("KB501", 7, f"a private path (/{mount}/…)")]
+    assert VERIFY.scan(data, binary=True) == [Leak("KB501", 7, f"a private path (/{mount}/…)")]
 
 
 @pytest.mark.parametrize(
     "data, what",
     [
-        (b"/home/ada/runs", "a home folder path (/home/...)"),
-        (b'"\\/home\\/ada\\/runs"', "a home folder path (/home/...)"),  # JSON-escaped slashes
-        (b"/Users/ada/x", "a home folder path (/Users/...)"),
-        (b"/root/.cache/x", "a root home path (/root/...)"),
-        (b"/mnt/scratch/x", "a mounted volume path (/mnt/...)"),
-        (b"C:\\Users\\ada\\x", "a Windows user folder path (C:\\Users\\...)"),
-        (b'"C:\\\\Users\\\\ada"', "a Windows user folder path (C:\\Users\\...)"),  # JSON-escaped backslashes
-        (b"file://server/share/x", "a file:// address"),
+        (b"C:\\Users\\ada\\x", "a private path (C:\\Users\\…)"),
+        (b'"C:\\\\Users\\\\ada"', "a private path (C:\\Users\\…)"),  # JSON-escaped backslashes
+        (b"c:/users/ada", "a private path (C:\\Users\\…)"),
+        (b"file://server/share/x", "a file:// URL"),
+        (b"file:///etc/passwd", "a file:// URL"),
     ],
 )
-def test_generic_shapes(data, what):
-    col = 4 if data.startswith(b'"') else 3  # a JSON string's opening quote is not part of the path
-    assert findings(b"ok\n  " + data + b"\n") == [f"run/x.json:2:{col}: {what}"]
+def test_windows_user_folders_and_file_urls_are_shapes(data, what):
+    at = 1 if data.startswith(b'"') else 0
+    assert VERIFY.scan(b"ok\n" + data + b"\n", binary=False) == [Leak("KB501", 3 + at, what)]
+
+
+@pytest.mark.parametrize(
+    "data, at",
+    [
+        (b'"/data/x"', 1),
+        (b"cd /scratch/u7", 3),
+        (b"HOME=/home/a", 5),
+        (b"PATH=/usr/bin:/home/ada/bin", 14),  # a PATH list's colon starts a path
+        (b"gpu07:/scratch/u7/x", 6),  # so does a host's (scp, rsync, NFS)
+        (b'"\\n/home/ada"', 3),  # after a JSON escape
+        (b"/root/.cache/x", 0),
+        (b"see /data/runs.", 4),
+    ],
+)
+def test_a_path_shape_starts_at_a_boundary(data, at):
+    assert found(data, VERIFY) == [("KB501", at)]
 
 
 @pytest.mark.parametrize(
     "data",
-    [b"/homework/a", b"/usr/lib/python3", b"x/home/ada", b"learned-sparse/home", b"/rooted/a", b"/mntx/a"],
+    [
+        b"s3://bucket/data/x",
+        b"./data/x",
+        b"a/data/x",
+        b"~/data/x",
+        b"learned-sparse/home/x",
+        b"C:/data/x",  # a drive letter's colon
+        b"/data/",
+        b"/data is empty",
+        b"/homework/a",
+        b"/rooted/a",
+        b"/mntx/a",
+        b"/usr/lib/python3",
+        b"/tmp/x",  # /tmp names no person or machine
+        b"/data/.",
+        b"file:///",
+        b"\\/home\\/ada",  # raw bytes without their JSON view: see the test of views
+    ],
 )
-def test_not_generic_shapes(data):
-    assert findings(data) == []
+def test_what_is_not_a_path_shape(data):
+    if data == b"\\/home\\/ada":
+        assert found(data, VERIFY) == [("KB501", 0)]  # the JSON view decodes it
+        return
+    assert found(data, VERIFY) == []
 
 
-def test_generic_shape_exact_positions():
+def test_shapes_are_placed_exactly_in_a_record():
     data = b'{"a": 1}\n{"log": "/home/ada/run", "b": "/mnt/d/x"}\n'
-    assert findings(data) == [
-        "run/x.json:2:10: a home folder path (/home/...)",
-        "run/x.json:2:32: a mounted volume path (/mnt/...)",
+    assert VERIFY.scan(data, binary=False) == [
+        Leak("KB501", 18, "a private path (/home/…)"),
+        Leak("KB501", 40, "a private path (/mnt/…)"),
     ]
 
 
-def test_private_strings_and_digests_in_either_case():
-    private = {"/x/ls-2026-11-07": "the private path of sources[0] (run)", "gpu-b17": "a name that 'desktop' stands for (rules[1])"}
-    described = {DIGEST: "the original sha256 of run/a.json, which a rule rewrote"}
-    data = b"gpu-b17 /x/ls-2026-11-07\nsha256:" + DIGEST.upper().encode() + b"\n"
-    assert findings(data, private, described) == [
-        "run/x.json:1:1: a name that 'desktop' stands for (rules[1])",
-        "run/x.json:1:9: the private path of sources[0] (run)",
-        "run/x.json:2:8: the original sha256 of run/a.json, which a rule rewrote",
-    ]
+@pytest.mark.parametrize(
+    "data, codes",
+    [
+        (b"mail ada@lab.example.org today", [("KB502", 5)]),
+        (b"<a.b+c@x.co>", [("KB502", 1)]),
+        (b"from 10.1.2.3 and 172.16.0.1 and 192.168.255.255.", [("KB503", 5), ("KB503", 18), ("KB503", 33)]),
+        (b"recall@10 ndcg@10: 0.5", []),
+        (b"numpy@1.26.0 a@b.c x@localhost", []),
+        (b"1.10.0.0.5 10.0.0.256 172.32.0.1 192.169.0.1 10.01.2.3 110.1.2.3 10.1.2.3.4", []),
+    ],
+)
+def test_e_mail_and_ipv4_addresses_in_text(data, codes):
+    assert found(data, VERIFY) == codes
 
 
-def test_a_withheld_digest_is_found_alone_and_inside_a_longer_run_of_hex_digits():
-    other = "0" * 64
-    described = {DIGEST: "the original sha256 of run/a.json, which a rule rewrote", other: "the original sha256 of run/b.json"}
-    data = b"a " + DIGEST.encode() + b"\nb f" + other.encode() + b"f\nc " + b"1" * 64 + b"\n"
-    assert findings(data, {}, described) == [
-        "run/x.json:1:3: the original sha256 of run/a.json, which a rule rewrote",
-        "run/x.json:2:4: the original sha256 of run/b.json",
-    ]
+def test_e_mail_and_ipv4_addresses_are_not_looked_for_in_binary_data():
+    data = b"\0\1mail ada@lab.example.org from 10.1.2.3 in /home/ada/x"
+    assert found(data, VERIFY, binary=True) == [("KB501", 44)]
+    assert found(data, VERIFY, binary=False) == [("KB502", 7), ("KB503", 32), ("KB501", 44)]
 
 
-def test_allow_passes_a_generic_shape_inside_the_allowed_text_only():
-    allow = ["/home/shared/datasets"]
-    assert findings(b"/home/shared/datasets/a.json\n", allow=allow) == []
-    assert findings(b"/home/shared/other\n", allow=allow) == ["run/x.json:1:1: a home folder path (/home/...)"]
+def test_random_bytes_scanned_as_binary_give_no_e_mail_or_ipv4_finding():
+    for seed in range(3):
+        data = random.Random(seed).randbytes(1 << 20)
+        leaks = BUILD.scan(data, binary=True)
+        assert not [leak for leak in leaks if leak.code in ("KB502", "KB503")]
+        assert BUILD.scan(data, binary=True) == leaks
+    # A private path planted in them is found, in each encoding.
+    for encoding in ("utf-8", "utf-16-le", "utf-32-be"):
+        planted = data[:5000] + PATH.encode(encoding) + data[5000:10000]
+        assert ("KB901", 5000) in found(planted, binary=True)
 
 
-def test_allow_never_passes_a_string_the_config_names_private():
-    private = {"/home/ada/bench": "the private path of sources[0] (run)"}
-    assert findings(b"/home/ada/bench/a\n", private, allow=["/home/ada/bench"]) == [
-        "run/x.json:1:1: the private path of sources[0] (run)"
-    ]
+IPV4 = re.compile(rb"(?<![0-9.])([0-9]+)\.([0-9]+)\.([0-9]+)\.([0-9]+)(?![0-9]|\.[0-9])")
+PRIVATE_NETS = [ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")]
+IP_PIECES = [b"10.", b"172.", b"192.168.", b"0", b"1", b"16", b"31", b"32", b"255", b"256", b"01", b".", b"a", b"-", b"\n", b" ", b"rows-0"]
 
 
-def test_a_finding_never_prints_the_private_text():
-    private = {"/x/secret-place": "the private path of sources[0] (run)"}
-    for line in findings(b"/x/secret-place /home/ada\n", private):
-        assert "secret-place" not in line and "ada" not in line
+def private_ipv4_offsets(data: bytes) -> list[int]:
+    """Where a private IPv4 address starts: a dotted quad by regex, valid and private by ipaddress."""
+    offsets = []
+    for m in IPV4.finditer(data):
+        try:
+            address = ipaddress.IPv4Address(m.group().decode())
+        except ValueError:  # an octet over 255 or with a leading zero
+            continue
+        if any(address in net for net in PRIVATE_NETS):
+            offsets.append(m.start())
+    return offsets
 
 
-# -- the gate in a build -----------------------------------------------------------------------
-
-
-def test_leak_gate_stops_the_build_listing_every_finding(bench, make_files, write_kit, cli):
-    make_files(bench, {"src": {
-        "run.json": '{"smoke": "%s/src-smoke/a",\n "home": "/home/ada/x", "ok": "/usr/lib/python3"}\n' % bench,
-        "note.txt": "made on gpu-b17\n",
-    }})
-    write_kit(bench, sources=[{"path": "src", "as": "run"}],
-              rules=[{"use": "record-path-to-kit-path"}, {"use": "box-name-to-role", "with": {"names": {"gpu-b170": "x"}}}])
-    result = cli("build")
-    assert result.exit_code == 1
-    assert result.stderr == (
-        "kitbuild: the leak gate stopped the build: 2 findings of private text that no rule rewrote and no allow entry "
-        "covers; nothing was written.\n"
-        "run/run.json:1:12: the private path of sources[0] (run)\n"
-        "run/run.json:2:11: a home folder path (/home/...)\n"
-        "Add a rule (or a map entry) that rewrites it, exclude the file, or, for a path that names no person or machine, "
-        "add an 'allow' entry with its reason.\n"
-    )
-    assert not (bench / "kit").exists()
-
-
-def test_a_path_the_rules_do_not_cover_is_a_finding_not_rewritten(bench, make_files, write_kit, cli):
-    # The smoke run's folder shares the source's prefix; without a rule of its own it must stop the
-    # build. A private path inside a file:// address is reported as itself, never passed as a shape.
-    line = '{"smoke": "%s/src-smoke/a", "file": "file://%s/src/a"}' % (bench, bench)
-    make_files(bench, {"src": {"run.json": line + "\n"}})
-    write_kit(bench, sources=[{"path": "src", "as": "run"}], rules=[{"use": "record-path-to-kit-path"}],
-              allow=[{"text": f"file://{bench}/src/a", "why": "tries to pass the private path"}])
-    result = cli("build")
-    assert result.exit_code == 1
-    url = line.index("file://")
-    findings = result.stderr.splitlines()[1:-1]
-    assert [f for f in findings if f.startswith("run/")] == [
-        "run/run.json:1:12: the private path of sources[0] (run)",
-        f"run/run.json:1:{url + 8}: the private path of sources[0] (run)",
-    ]
-    # The allow list is published in provenance.json, so that entry is itself a leak.
-    assert [f.split(": ", 1)[1] for f in findings if not f.startswith("run/")] == ["the private path of sources[0] (run)"]
-    assert str(bench) not in result.stderr
-
-
-def test_allow_list_passes_a_generic_home_path(bench, make_files, write_kit, cli):
-    make_files(bench, {"src": {"env.json": '{"python": "/home/shared/py311/bin/python"}\n'}})
-    write_kit(bench, sources=[{"path": "src", "as": "run"}], allow=[{"text": "/home/shared/py311", "why": "a shared interpreter"}])
-    result = cli("build")
-    assert result.exit_code == 0, result.stderr
-    assert (bench / "kit/run/env.json").read_bytes() == (bench / "src/env.json").read_bytes()
-
-
-def test_a_private_path_with_json_escaped_slashes_is_found():
-    private = {"/x/ls-2026-11-07": "the private path of sources[0] (run)"}
-    assert findings(b'{"p": "\\/x\\/ls-2026-11-07\\/a"}\n', private) == ["run/x.json:1:8: the private path of sources[0] (run)"]
-
-
-_IP_PIECES = [b"10.", b"172.", b"192.168.", b"0", b"1", b"16", b"255", b"256", b".", b"a", b"-", b"\n", b" ", b"rows-0"]
-
-
-@settings(max_examples=400, deadline=None)
-@given(st.lists(st.sampled_from(_IP_PIECES), max_size=30).map(b"".join))
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(IP_PIECES), max_size=30).map(b"".join))
 @example(b"10.0.0.1")
 @example(b"rows-010.ndjson 0.9210. 10.1.2.3\n172.16.0.1")
-def test_the_anchor_guards_rule_out_only_what_the_shape_refuses(data: bytes) -> None:
-    # The guards skip the shape's pattern where its lookbehind or first step would fail: the
-    # matches are those of the pattern tried at every anchor.
-    from kitbuild import leaks
-    from kitbuild.filescan import LEAK_SHAPES
-
-    shapes = [(what, shape) for _, what, shape in LEAK_SHAPES if "IPv4" in what]
-    guarded = leaks.ShapeFinder(shapes)
-    with patch.object(leaks, "SHAPE_GUARDS", {}):
-        everywhere = leaks.ShapeFinder(shapes)
-    assert guarded.find(data) == everywhere.find(data) == [(m.start(), m.end(), 0) for m in re.finditer(shapes[0][1], data)]
+def test_the_ipv4_shape_finds_exactly_the_private_dotted_quads(data):
+    assert found(data, VERIFY) == [("KB503", at) for at in private_ipv4_offsets(data)]
 
 
-_MIXED_PIECES = [*_IP_PIECES, b"\0", b"/home/", b"\\/home\\/", b"/root/", b"/mnt/", b"/ro", b"ws-", b"C:\\Users\\", b"file://", b"x", b"/", b"bob", b"\\"]
+# -- digests -----------------------------------------------------------------------------------
 
 
-@settings(max_examples=400, deadline=None)
-@given(st.lists(st.sampled_from(_MIXED_PIECES), max_size=40).map(b"".join))
-@example(b"/home/root/10.1.2.3/mnt/x")
-@example(b"10.0.0.1 /root/10.2.3.4")
-def test_anchors_found_and_guarded_in_one_compiled_call_give_the_automatons_matches(data: bytes) -> None:
-    # With the compiled scans the anchors are found, chosen and guarded by leftmost_starts;
-    # without, by the automaton and the guards here: every shape's matches are the same.
-    from kitbuild import leaks
-    from kitbuild.filescan import LEAK_SHAPES
-
-    shapes = [(what, shape) for _, what, shape in LEAK_SHAPES if "e-mail" not in what]
-    compiled = leaks.ShapeFinder(shapes)
-    with patch.object(leaks, "COMPILED", False):
-        automaton = leaks.ShapeFinder(shapes)
-    assert automaton._compiled is None
-    assert (compiled._compiled is not None) == leaks.COMPILED
-    assert compiled.find(data) == automaton.find(data)
-    assert compiled.find(bytearray(data)) == automaton.find(data)
+def test_a_withheld_digest_in_either_case_alone_or_inside_a_longer_run_of_hex():
+    other = "0" * 64
+    scanner = LeakScanner(digests={DIGEST: "the original sha256 of run/a.json", other: "the original sha256 of run/b.json"})
+    data = b"a sha256:" + DIGEST.upper().encode() + b"\nb f" + other.encode() + b"0f\nc " + b"1" * 64 + b"\n"
+    assert scanner.scan(data, binary=False) == [
+        Leak("KB903", 9, "the original sha256 of run/a.json"),
+        Leak("KB903", 77, "the original sha256 of run/b.json"),
+        Leak("KB903", 78, "the original sha256 of run/b.json"),  # '0' x 64 in a run of 65 zeros: twice
+    ]
 
 
-def test_a_window_of_binary_bytes_leaves_its_anchors_to_the_automaton(monkeypatch: pytest.MonkeyPatch) -> None:
-    from kitbuild import leaks
-    from kitbuild.filescan import LEAK_SHAPES
+def test_a_digest_prefix_alone_is_not_a_finding():
+    assert found(DIGEST[:63].encode() + b"g", binary=False) == []
 
-    shapes = [(what, shape) for _, what, shape in LEAK_SHAPES if "e-mail" not in what]
-    finder = leaks.ShapeFinder(shapes)
-    if finder._compiled is None:
-        pytest.skip("the compiled scans do not run here")
-    calls: list[int] = []
-    leftmost = leaks.leftmost_starts
-    monkeypatch.setattr(leaks, "leftmost_starts", lambda data, *rest: calls.append(len(data)) or leftmost(data, *rest))
-    text, binary = b"read /home/bob/x at 10.1.2.3\n", b"\0\1read /home/bob/x at 10.1.2.3\n"
-    assert [what for _, _, what in finder.find(text)] == [0, len(shapes) - 1]
-    assert [what for _, _, what in finder.find(binary)] == [0, len(shapes) - 1]
-    assert calls == [len(text)]
+
+# -- the allow list --------------------------------------------------------------------------
+
+
+def test_allow_passes_a_shape_inside_an_allowed_string_only():
+    scanner = LeakScanner(allow=["/home/shared/datasets", "ops@example.org", "10.0.0.1"])
+    assert found(b"/home/shared/datasets/a.json ops@example.org 10.0.0.1", scanner) == []
+    assert found(b"/home/shared/other", scanner) == [("KB501", 0)]
+    assert found(b"/home/shared", scanner) == [("KB501", 0)]  # the match '/home/shared' is inside
+    assert found(b"/home/shared_x", scanner) == [("KB501", 0)]  # the match runs past it
+    assert found(b"dev-ops@example.org 10.0.0.10", scanner) == [("KB502", 0), ("KB503", 20)]
+
+
+def test_allow_works_in_every_view():
+    scanner = LeakScanner(allow=["/home/shared"])
+    for data in (b"/home/shared/x", b"\\/home\\/shared\\/x", b"%2Fhome%2Fshared%2Fx", "/home/shared/x".encode("utf-16-le")):
+        assert found(data, scanner, binary=b"\0" in data) == []
+
+
+def test_an_allowed_utf16_path_is_not_found_read_the_other_way_round():
+    # In UTF-16LE '中x /home/shared/x', the big-endian reading from one byte earlier finds the
+    # same path, and there the allow string, read big-endian, does not match: its '中' is
+    # stored the other way round.
+    scanner = LeakScanner(allow=["中x /home/shared"])
+    data = "中x /home/shared/x".encode("utf-16-le")
+    assert found(data, scanner, binary=True) == []
+    assert found(data, VERIFY, binary=True) == [("KB501", 6)]
+
+
+def test_allow_never_passes_a_private_string_or_a_digest():
+    scanner = LeakScanner({"/home/ada/bench": "the source path of 'bench'"}, allow=["/home/ada/bench", DIGEST], digests=WITHHELD)
+    assert found(b"/home/ada/bench/a " + DIGEST.encode(), scanner) == [("KB901", 0), ("KB903", 18)]
+
+
+# -- what a finding prints -------------------------------------------------------------------
+
+
+def test_settings_that_would_print_a_secret_are_refused():
+    with pytest.raises(ValueError, match="contains a private string") as error:
+        LeakScanner({"gpu07": "the machine 'gpu07' names"})
+    assert "gpu07" not in str(error.value)
+    with pytest.raises(ValueError, match="contains a private string"):
+        LeakScanner({"ada": "a user", "/x/y": "the path of ADAM"})  # names in any case, inside words too
+    with pytest.raises(ValueError, match="contains a private string"):
+        LeakScanner(digests={DIGEST: f"was {DIGEST}"})
+    with pytest.raises(ValueError) as error:
+        LeakScanner({"/x/" + "y" * 600: "a long path"})
+    assert "y" * 10 not in str(error.value) and "a long path" in str(error.value)
+    with pytest.raises(ValueError) as error:
+        LeakScanner(digests={DIGEST[:-1]: "a digest cut short"})
+    assert DIGEST[:20] not in str(error.value)
+
+
+NAME_ALPHABET = "abgpu07-_."
+SHAPE_WHATS = {f"a private path (/{mount}/…)" for mount in MOUNTS} | {
+    "a private path (C:\\Users\\…)", "a file:// URL", "an e-mail address", "a private IPv4 address"
+}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.text(NAME_ALPHABET + "/", min_size=2, max_size=12), min_size=1, max_size=5, unique=True),
+    st.lists(st.text(NAME_ALPHABET + " '", max_size=20), min_size=5, max_size=5),
+    st.sampled_from(["utf-8", "utf-16-le", "utf-32-be"]),
+)
+def test_a_finding_never_prints_a_private_string(secrets, descriptions, encoding):
+    # A finding's what is a fixed phrase of its shape or the description the settings give, and
+    # the settings are refused where a description holds a private string.
+    private = dict(zip(secrets, descriptions))
+    holds = any(s in d or ("/" not in s and s.lower() in d.lower()) for s in secrets for d in private.values())
+    try:
+        scanner = LeakScanner(private)
+    except ValueError:
+        assert holds
+        return
+    assert not holds
+    data = " ".join([*secrets, "/home/" + secrets[0], "x@" + secrets[0] + ".org"]).encode(encoding)
+    leaks = scanner.scan(data, binary=encoding != "utf-8")
+    assert leaks
+    for leak in leaks:
+        assert leak.what in SHAPE_WHATS or (leak.code == "KB901" and leak.what in private.values())
+
+
+# -- windows -----------------------------------------------------------------------------------
+
+
+def windowed(scanner: LeakScanner, data: bytes, sizes: list[int], binary: bool) -> list[Leak]:
+    """The findings of ``data`` streamed as the caller streams a file (see LeakScanner.MAX_MATCH)."""
+    leaks: list[Leak] = []
+    start, i = 0, 0
+    while True:
+        end = min(len(data), start + sizes[i % len(sizes)])
+        i += 1
+        lo = 0 if start == 0 else HALF
+        hi = end - start if end == len(data) else end - start - HALF
+        leaks += [Leak(leak.code, start + leak.offset, leak.what) for leak in scanner.scan(data[start:end], binary=binary, lo=lo, hi=hi)]
+        if end == len(data):
+            return leaks
+        start = end - LeakScanner.MAX_MATCH
+
+
+def pieces_for_windows() -> list[bytes]:
+    secrets = [PATH, HOST, SHORT, USER, DIGEST, DIGEST.upper(), "/home/ada/x", "/data/shared/x", "ada@lab.example.org", "10.1.2.3", "C:\\Users\\ada"]
+    out = []
+    for secret in secrets:
+        out += [secret.encode(), all_escaped(secret).encode(), quote(secret, safe="").encode(), secret.replace("/", "\\/").encode()]
+        out += [secret.encode(encoding) for encoding in ("utf-16-le", "utf-16-be", "utf-32-le")]
+    return out + [b"\\", b"%", b"@", b"\0", b"/", b" ", b"\n", b"x", b"recall@10", b"1.10.0.0.5", b"\\n", b"\\u00", b"%2"]
+
+
+WINDOW_PIECES = pieces_for_windows()
+FILLER = b'{"bench": "learned-sparse", "path": "learned-sparse/run/rows.ndjson", "score": 0.8123}\n' * 100
+WINDOWS_SCANNER = LeakScanner(PRIVATE, allow=["/data/shared"], digests=WITHHELD)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(
+    st.lists(st.tuples(st.integers(0, 2 * HALF), st.sampled_from(WINDOW_PIECES)), min_size=1, max_size=40),
+    st.lists(st.integers(LeakScanner.MAX_MATCH + 1, 3 * LeakScanner.MAX_MATCH), min_size=1, max_size=6),
+    st.booleans(),
+)
+def test_overlapping_windows_find_what_one_scan_of_the_whole_finds(layout, sizes, binary):
+    data = b"".join(FILLER[:gap] + piece for gap, piece in layout)
+    data += FILLER[: max(0, 4 * LeakScanner.MAX_MATCH - len(data))]  # a few windows at least
+    whole = WINDOWS_SCANNER.scan(data, binary=binary)
+    assert windowed(WINDOWS_SCANNER, data, sizes, binary) == whole
+
+
+def test_a_secret_across_every_window_edge_is_found_once():
+    # Each secret is placed at every offset around the edge between two windows' halves.
+    window = 3 * LeakScanner.MAX_MATCH
+    edge = window - HALF  # where the first window stops taking findings
+    for piece in (PATH.encode(), all_escaped(SHORT).encode(), SHORT.encode("utf-32-le"), b"ada@lab.example.org", quote(PATH, safe="").encode()):
+        for shift in range(-len(piece) - 8, 8):
+            data = FILLER[:1] * (edge + shift) + piece + FILLER[: 2 * window]
+            data = data[: 2 * window]
+            whole = WINDOWS_SCANNER.scan(data, binary=False)
+            assert whole, (piece, shift)
+            assert windowed(WINDOWS_SCANNER, data, [window], False) == whole, (piece, shift)
+
+
+def test_lo_and_hi_bound_the_start_of_a_finding():
+    data = b"x /home/ada/a y /home/bob/b"
+    assert found(data, VERIFY) == [("KB501", 2), ("KB501", 16)]
+    assert found(data, VERIFY, lo=3) == [("KB501", 16)]
+    assert found(data, VERIFY, hi=16) == [("KB501", 2)]
+    assert found(data, VERIFY, lo=2, hi=3) == [("KB501", 2)]
+    assert found(data, VERIFY, lo=20, hi=10) == []
+
+
+def test_findings_are_sorted_by_offset_then_code_and_stable():
+    data = f"{PATH} ada@x.org {DIGEST} {SHORT} /home/{USER}/x".encode()
+    leaks = BUILD.scan(data, binary=False)
+    assert leaks == sorted(leaks, key=lambda leak: (leak.offset, leak.code))
+    assert [(leak.code, leak.offset) for leak in leaks] == [
+        ("KB501", 0), ("KB901", 0), ("KB502", 21), ("KB901", 21), ("KB903", 31), ("KB901", 96), ("KB501", 102), ("KB901", 108)
+    ]
+    assert LeakScanner(dict(reversed(PRIVATE.items())), digests=WITHHELD).scan(data, binary=False) == leaks
+
+
+def test_a_scanner_goes_to_a_worker_process_whole():
+    copy = pickle.loads(pickle.dumps(WINDOWS_SCANNER))
+    data = f"{PATH} {DIGEST} /data/shared/x ada@x.org".encode("utf-16-le")
+    assert copy.scan(data, binary=False) == WINDOWS_SCANNER.scan(data, binary=False) != []
+
+
+def test_a_leak_is_a_frozen_value():
+    leak = Leak("KB501", 3, "a private path (/home/…)")
+    with pytest.raises(AttributeError):
+        leak.offset = 4  # type: ignore[misc]
+    assert leak == Leak("KB501", 3, "a private path (/home/…)")
