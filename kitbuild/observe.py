@@ -12,10 +12,9 @@ that prints a digest, the (path, digest) pairs it states. Positions are kept as 
 :func:`locate` turns the few a report prints into lines and columns.
 
 A large file is searched over a window: what is left of the previous block and the new block. A
-window is settled up to its last line end (or, inside a line longer than a block, up to a margin
-before its end); a match counts only if it starts in the settled part, so nothing is cut by a
-block edge or counted twice, and a little context before the settled part is kept for the
-searches that look behind.
+window is settled up to a margin before its end; a match counts only if it starts in the settled
+part, so nothing is cut by a block edge or counted twice, and as much context before the settled
+part is kept for the searches that look behind (the margin is the leak scanner's MAX_MATCH).
 """
 
 from __future__ import annotations
@@ -156,6 +155,8 @@ class Observer:
             self._window(data, final=True)
         else:
             self._window(b"", final=True)
+        if self._record:
+            self._close_record()
         if self._doc is not None and self._doc_digest:
             if self._doc_size > PAIR_LIMIT:
                 self.obs.pairs_unread += 1
@@ -169,21 +170,19 @@ class Observer:
     def _window(self, data: bytes, final: bool) -> None:
         window = self._carry + data if self._carry else data
         lo = self._context
+        margin = LeakScanner.MAX_MATCH
         if final:
             hi = len(window)
+        elif len(window) - lo < 2 * margin:
+            self._carry = window  # too little new to settle yet
+            return
         else:
-            nl = window.rfind(b"\n", lo)
-            if nl >= 0:
-                hi = nl + 1
-            elif len(window) - lo > 2 * BLOCK_SIZE:
-                # A line longer than two blocks: settle all but a margin that holds any match.
-                hi = len(window) - LeakScanner.MAX_MATCH
-            else:
-                self._carry = window
-                return
+            # Settled up to a margin before the end: every search sees that far past a match
+            # that starts in the settled part, and as far before it (the context kept below).
+            hi = len(window) - margin
         if hi > lo:
             self._settle(window, lo, hi)
-        keep = max(0, hi - LeakScanner.MAX_MATCH)
+        keep = max(0, hi - margin)
         self._base += keep
         self._carry = window[keep:]
         self._context = hi - keep
@@ -192,7 +191,8 @@ class Observer:
         """Everything that starts in ``window[lo:hi]``."""
         obs, plan, base = self.obs, self.plan, self._base
         digest_starts: list[int] = []
-        for m in _DIGEST.finditer(window, lo):
+        # Digests are read from text: in binary data a run of hex digits is no printed digest.
+        for m in () if obs.binary else _DIGEST.finditer(window, lo):
             start = m.start()
             if start >= hi:
                 break
@@ -203,7 +203,7 @@ class Observer:
                 obs.digests[hexdigest] = [1, base + start]
             else:
                 seen[0] += 1
-        if not obs.long_hex:
+        if not obs.long_hex and not obs.binary:
             m = _LONG_HEX.search(window, lo)
             obs.long_hex = m is not None and m.start() < hi
         if not obs.binary:
