@@ -1,0 +1,131 @@
+"""The generic shapes of private text the leak gate looks for (KB501-KB503), and the anchors they are found by.
+
+A path under a home or cluster mount, a Windows user folder or a ``file://`` URL (KB501), an
+e-mail address (KB502), a private IPv4 address (KB503). Each is a regex over UTF-8 bytes,
+tried by :class:`kitbuild.leaks.LeakScanner` where one of its anchors is; text in UTF-16 or
+UTF-32 is folded to one byte a character first, so the same regexes serve there.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["ANCHORS", "EMAIL", "EMAIL_AT", "ENCODED_ANCHORS", "ESCAPE_LETTERS", "FOLD_AFTER", "FOLD_BEFORE", "Shape", "local_part_start"]
+
+# Every shape regex is tried only where one of its anchors (a literal every match contains) was
+# found: on clean records the anchors' search runs at gigabytes a second, a regex tried at every
+# byte at tens of megabytes. Each regex matches the shape plus the first name after its mount,
+# so an allow entry can pass one folder and no more.
+
+# A path shape starts where a path starts: not inside a word, a relative path ('a/data/x',
+# './data/x'), a URL's path ('s3://bucket/data/x') or a non-ASCII name. A colon does not stop
+# it, except a drive letter's ('C:/data'): 'gpu07:/scratch/u7' (scp, rsync, NFS) and
+# 'PATH=/usr/bin:/home/ada/bin' are exactly the leaks this gate is for. A JSON escape before it
+# ('\n/home/ada' in a log line) starts it too: the escape's letter is not part of the path.
+_AFTER_ESCAPE = rb"(?<=\\[nrtbf])"
+ESCAPE_LETTERS = frozenset(b"nrtbf")
+_PATH_CHAR = rb"A-Za-z0-9_.~/\x80-\xff-"
+_PATH_START = rb"(?:" + _AFTER_ESCAPE + rb"|(?<![" + _PATH_CHAR + rb"])(?<!(?<![" + _PATH_CHAR + rb"])[A-Za-z]:))"
+# One name after the mount: the characters file names use in practice (any non-ASCII byte
+# included, so '/home/josé' is found whole), at most 255 bytes (the longest name most file
+# systems allow; a longer run still fires on its first 255), never ending in '.', which closes
+# a sentence far more often than it ends a folder's name ('see /data/runs.').
+_NAME = rb"[A-Za-z0-9_.~+@%!$\x80-\xff-]{0,254}[A-Za-z0-9_~+@%!$\x80-\xff-]"
+_MOUNTS = ("home", "Users", "root", "mnt", "scratch", "data", "srv", "work", "nfs", "gpfs", "lustre", "net")
+# '/tmp' is left out on purpose: it names no person or machine, and records print it often.
+
+_EMAIL_LOCAL = rb"A-Za-z0-9._%+-"
+_EMAIL_DOMAIN = rb"@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,8}[A-Za-z]{2,63}(?![A-Za-z0-9-])"
+_OCTET = rb"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    code: str
+    what: str
+    pattern: re.Pattern[bytes]
+    # Not looked for in binary data. An e-mail shape turns up by chance in compressed or random
+    # bytes (2 in 30 MB of random bytes, measured), and a build must not fail on chance with
+    # only an allow entry for a way out; and neither shape is text a reader's tool shows there.
+    # Private strings, withheld digests and paths under a private mount are specific enough
+    # that a match in binary data is no accident, and a binary file (a SQLite index, a pickle)
+    # carries them as readable bytes: those are looked for everywhere.
+    text_only: bool = False
+
+
+def _mount(mount: str) -> Shape:
+    pattern = _PATH_START + b"/" + mount.encode() + b"/" + _NAME
+    return Shape("KB501", f"a private path (/{mount}/…)", re.compile(pattern))
+
+
+_SHAPES_BY_MOUNT = {mount: _mount(mount) for mount in _MOUNTS}
+_WINDOWS = Shape(
+    "KB501",
+    "a private path (C:\\Users\\…)",
+    # A JSON encoder doubles each backslash; forward slashes are a Windows path too.
+    re.compile(_PATH_START + rb"[A-Za-z]:(?:\\\\|\\|/)(?:Users|users|USERS)(?:\\\\|\\|/)" + _NAME),
+)
+_FILE_URL = Shape("KB501", "a file:// URL", re.compile(rb"(?<![A-Za-z0-9_.~+-])(?:file|FILE)://" + rb"/?" + _NAME))
+EMAIL = Shape(
+    "KB502",
+    "an e-mail address",
+    re.compile(rb"(?:" + _AFTER_ESCAPE + rb"|(?<![" + _EMAIL_LOCAL + rb"]))[" + _EMAIL_LOCAL + rb"]{1,64}" + _EMAIL_DOMAIN),
+    text_only=True,
+)
+_IPV4 = Shape(
+    "KB503",
+    "a private IPv4 address",
+    # Not part of a longer dotted number: '1.10.0.0.5' is a version, not an address.
+    re.compile(
+        rb"(?<![0-9.])(?:10(?:\." + _OCTET + rb"){3}|172\.(?:1[6-9]|2[0-9]|3[01])(?:\." + _OCTET + rb"){2}"
+        rb"|192\.168(?:\." + _OCTET + rb"){2})(?![0-9]|\.[0-9])"
+    ),
+    text_only=True,
+)
+# An e-mail address is found from its domain ('@' and a dotted name ending in letters), one `re`
+# pass in C: records print '@' in every line ('recall@10'), and an anchor for each would cost a
+# Python call per line. Its local part is then read back from the '@'.
+EMAIL_AT = re.compile(_EMAIL_DOMAIN)
+_MAX_LOCAL = 64
+
+# Anchor -> (shape, how many characters before the anchor the shape's match starts); None: an
+# e-mail's local part, read back from the '@'. No two anchors overlap where both could fire (a
+# mount's anchor after another's, as in '/data/home/', is preceded by a letter, which the shape
+# refuses), so the automaton's non-overlapping matches miss no shape.
+_Anchors = dict[bytes, tuple[tuple[Shape, int | None], ...]]
+ANCHORS: _Anchors = {
+    **{f"/{mount}/".encode(): ((shape, 0),) for mount, shape in _SHAPES_BY_MOUNT.items() if mount != "Users"},
+    b"/Users/": ((_SHAPES_BY_MOUNT["Users"], 0), (_WINDOWS, 2)),
+    b"/users/": ((_WINDOWS, 2),),
+    b"/USERS/": ((_WINDOWS, 2),),
+    **{b":" + sep + users + sep: ((_WINDOWS, 1),) for sep in (b"\\", b"\\\\") for users in (b"Users", b"users", b"USERS")},
+    b"file://": ((_FILE_URL, 0),),
+    b"FILE://": ((_FILE_URL, 0),),
+    b"10.": ((_IPV4, 0),),
+    b"172.": ((_IPV4, 0),),
+    b"192.168.": ((_IPV4, 0),),
+}
+# In UTF-16 and UTF-32 an e-mail has no domain regex to find it by: its '@' is an anchor there.
+ENCODED_ANCHORS: _Anchors = {**ANCHORS, b"@": ((EMAIL, None),)}
+
+# How much text around a UTF-16/32 anchor is read to try its shapes: an e-mail's local part
+# before, its domain after (the longest match any shape allows, plus a character each side).
+FOLD_BEFORE = _MAX_LOCAL + 8
+FOLD_AFTER = 700
+
+
+def local_part_start(text: bytes, at: int) -> int | None:
+    """Where the local part before the '@' at ``at`` starts, or None when it is empty or longer than an e-mail's."""
+    start = at
+    while start > 0 and at - start <= _MAX_LOCAL and text[start - 1] in _LOCAL_CHARS:
+        start -= 1
+    if start < at - _MAX_LOCAL or start == at:
+        return None
+    # '\tada@...' in JSON is a tab and 'ada@...'.
+    if start > 0 and text[start - 1] == 0x5C and text[start] in ESCAPE_LETTERS and start + 1 < at:
+        start += 1
+    return start
+
+
+_LOCAL_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._%+-")
