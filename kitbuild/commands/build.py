@@ -261,7 +261,8 @@ def gate_code(code: str) -> str:
 
 def gate_findings(findings: list[Finding]) -> list[Finding]:
     """verify's findings as a build reports them: its allow list is the one in kit.yaml."""
-    return [replace(f, code=gate_code(f.code), message=f.message.replace("the allow list in provenance.json", "the allow list in kit.yaml")) for f in findings]
+    shown = [replace(f, code=gate_code(f.code), message=f.message.replace("the allow list in provenance.json", "the allow list in kit.yaml")) for f in findings]
+    return sorted(shown, key=Finding.sort_key)
 
 
 # What to do about each kind of finding, said once after the findings of that kind.

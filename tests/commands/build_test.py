@@ -497,7 +497,7 @@ def test_dry_run_writes_nothing_and_prints_before_and_after_per_file(sample, cli
         "record-path-to-kit-path: would fire 3 times in 1 file",
         "box-name-to-role: would fire 1 time in 1 file",
         "digest-withheld: would fire 4 times in 3 files",
-        "the leak gate would pass 9 record files",
+        "the build would pass: 9 record files, and the kit would verify clean",
         "",
     ])
 
@@ -508,7 +508,7 @@ def test_dry_run_reports_leaks_with_exit_1_and_writes_nothing(bench, cli):
     result = cli("build", "--dry-run")
     assert result.exit_code == 1
     assert result.stdout.endswith(
-        "the leak gate would stop the build: 1 finding\n  run/a.txt:1:5: a home folder path (/home/...)\n")
+        "the build would be stopped: 1 finding\n  KB902 run/a.txt:1: column 5: a private path (/home/…) that the allow list in kit.yaml does not cover\n")
     assert sorted(os.listdir(bench)) == ["kit.yaml", "src"]
 
 
@@ -543,5 +543,6 @@ def test_a_thousand_box_names_are_rewritten_in_their_field_and_stopped_by_the_ga
     with pytest.raises(LeakError) as err:
         build("kit.yaml")
     [finding] = err.value.findings
-    assert (finding.path, finding.line, finding.col) == ("run/rows.ndjson", 301, 42)  # in the rewritten line
+    assert (finding.code, finding.path, finding.line) == ("KB901", "run/rows.ndjson", 301)
+    assert finding.message.startswith("column 42: ")  # in the rewritten line
     assert "node-0999" not in str(err.value)

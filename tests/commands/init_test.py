@@ -189,8 +189,8 @@ def test_leak_gate_findings_no_proposal_covers_are_commented(bench: Path) -> Non
     text = (bench / "kit.yaml").read_text()
     assert report.leaks == 2
     assert (
-        "#   ls/notes.txt:1:10: a file:// address\n"
-        "#   ls/notes.txt:2:13: a Windows user folder path (C:\\Users\\...)\n"
+        "#   KB902 ls/notes.txt:1: column 10: a file:// URL\n"
+        "#   KB902 ls/notes.txt:2: column 13: a private path (C:\\Users\\…)\n"
         "# allow:\n"
     ) in text
 

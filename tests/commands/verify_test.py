@@ -82,7 +82,8 @@ def test_a_fresh_kit_passes_every_check(kit: Path) -> None:
     assert report.findings == []
     assert report.exit_code == 0
     text = verify_text(report)
-    assert text == f"kitbuild verify {kit}: every check passes\n" + FRESH_REPORT
+    digest = kit_digest((kit / "index.json").read_bytes())
+    assert text == f"kitbuild verify {kit}: every check passes\nkit digest: {digest}\n" + FRESH_REPORT
 
 
 def test_cli_prints_the_report_and_exits_0(kit: Path) -> None:
