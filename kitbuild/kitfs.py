@@ -19,7 +19,7 @@ import operator
 import os
 import stat
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import BinaryIO, Iterator
 
 # What every reader shares lives one floor down, in kitbuild.kitview, so that kitbuild.archivekit
 # need not import this module; it is named here too, where the checks have always found it.
@@ -56,19 +56,6 @@ __all__ = [
     "refusal",
 ]
 
-# The listing in C (kitbuild/_listing.c), where it was compiled: verify lists a kit before its
-# workers start, and os.scandir with a named tuple per entry cost 0.16-0.35 s for 100,000 files.
-_listing: Any = None
-if not os.environ.get("KITBUILD_PURE_PYTHON"):
-    try:
-        from kitbuild import _listing as _compiled_listing
-    except ImportError:  # installed without a C compiler: the walk below serves
-        pass
-    else:
-        _listing = _compiled_listing if hasattr(_compiled_listing, "tree") else None
-_KINDS = (FILE, DIR, SYMLINK, OTHER)  # the order of kitbuild/_listing.c's kinds
-
-
 class FolderKit(KitFS):
     """A kit that is a folder on disk."""
 
@@ -87,33 +74,22 @@ class FolderKit(KitFS):
             raise NotAKitError(f"{self.label}: cannot be read ({exc.strerror}).") from None
 
     def members(self, sizes: bool = True) -> Iterator[Member]:
-        if not sizes and _listing is not None:
-            listed, in_order = _listing.tree(os.fsencode(self.root), Member, _KINDS)
-            if not in_order:
-                listed.sort(key=operator.itemgetter(0))
-            return iter(listed)
         found: list[Member] = []
-
-        def visit(folder: str, rel: str) -> None:
+        # The walk keeps its own stack: a kit nested thousands of folders deep is no error.
+        stack: list[tuple[str, str]] = [(str(self.root), "")]
+        while stack:
+            folder, rel = stack.pop()
             try:
                 entries = list(os.scandir(folder))
             except OSError:
                 found.append(Member(rel, OTHER))
-                return
+                continue
             prefix = rel + "/" if rel else ""
             for entry in entries:
                 path = prefix + entry.name
-                # Without sizes, the kind comes from the folder listing itself (the file system's
-                # d_type, where it keeps one): a kit of 100,000 files lists in a fifth of the time.
                 # An entry that cannot be looked at (its path longer than the system takes, or
-                # gone since the listing) is 'other', as kitbuild/_listing.c has it, not an error.
+                # gone since the listing) is 'other', not an error.
                 try:
-                    if not sizes:
-                        kind = FILE if entry.is_file(follow_symlinks=False) else DIR if entry.is_dir(follow_symlinks=False) else SYMLINK if entry.is_symlink() else OTHER
-                        found.append(Member(path, kind))
-                        if kind == DIR:
-                            visit(entry.path, path)
-                        continue
                     st = entry.stat(follow_symlinks=False)
                 except OSError:
                     found.append(Member(path, OTHER))
@@ -123,15 +99,11 @@ class FolderKit(KitFS):
                     found.append(Member(path, FILE, st.st_size))
                 elif stat.S_ISDIR(mode):
                     found.append(Member(path, DIR))
-                    visit(entry.path, path)
+                    stack.append((entry.path, path))
                 elif stat.S_ISLNK(mode):
                     found.append(Member(path, SYMLINK))
                 else:
                     found.append(Member(path, OTHER))
-
-        visit(str(self.root), "")
-        # By path, which no two members share: a sort on the path alone, not on whole tuples,
-        # takes half the time for 100,000 members.
         found.sort(key=operator.itemgetter(0))
         return iter(found)
 
@@ -143,86 +115,6 @@ class FolderKit(KitFS):
         if os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW"):
             return self._open_at(path, parts)
         return self._open_checked(path, parts)
-
-    # At most this many folders are kept open for open_fd (far below any descriptor limit).
-    _HELD_DIRS = 256
-
-    def __getstate__(self) -> dict[str, object]:
-        state = dict(self.__dict__)
-        state.pop("_dirs", None)  # descriptors belong to this process
-        return state
-
-    # Whether files can be opened relative to a folder's descriptor without following a link.
-    _AT = os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW")
-    _FILE_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-
-    def open_fd(self, path: str) -> tuple[int, int] | None:
-        """A descriptor of the regular file at ``path``, opened relative to its folder's, and its size.
-
-        The same refusals as :meth:`open`; the folders on the way are opened once each (without
-        following links) and kept, so a kit of 100,000 files costs one open per file, not one per
-        path part. The size comes from the one ``fstat`` that checks the file is regular.
-        """
-        if not self._AT:
-            return None
-        why = refusal(path)
-        if why:
-            raise MemberError(path, why, "refused")
-        folder, _, name = path.rpartition("/")
-        parent = self._held_dir(path, folder)
-        try:
-            fd = os.open(name, self._FILE_FLAGS, dir_fd=parent)
-        except OSError as exc:
-            raise self._refused(path, path, exc) from None
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise MemberError(path, "is not a regular file", "special")
-        except BaseException:
-            os.close(fd)
-            raise
-        # O_NONBLOCK kept a FIFO from blocking the open; a regular file reads the same with it.
-        return fd, st.st_size
-
-    def folder_fd(self, folder: str) -> int | None:
-        if not self._AT or refusal(folder + "/x" if folder else "x"):
-            return None
-        try:
-            return self._held_dir(folder, folder)
-        except MemberError:
-            return None
-
-    def _held_dir(self, path: str, folder: str) -> int:
-        """The descriptor of ``folder``, opened (see :meth:`_dir_fd`) if not held yet."""
-        held = self.__dict__.get("_dirs")
-        parent = held.get(folder) if held else None
-        if parent is None:
-            if len(held or ()) + folder.count("/") + 2 > self._HELD_DIRS:
-                self.close()  # room for every folder on this path, which the walk below may open
-            parent = self._dir_fd(path, folder)
-        return parent
-
-    def _dir_fd(self, path: str, folder: str) -> int:
-        dirs: dict[str, int] = self.__dict__.setdefault("_dirs", {})
-        held = dirs.get(folder)
-        if held is not None:
-            return held
-        flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
-        if not folder:
-            fd = os.open(self.root, flags)
-        else:
-            above, _, part = folder.rpartition("/")
-            parent = self._dir_fd(path, above)
-            try:
-                fd = os.open(part, flags | os.O_NOFOLLOW, dir_fd=parent)
-            except OSError as exc:
-                raise self._refused(path, folder, exc) from None
-        dirs[folder] = fd
-        return fd
-
-    def close(self) -> None:
-        for fd in self.__dict__.pop("_dirs", {}).values():
-            os.close(fd)
 
     def _open_at(self, path: str, parts: list[str]) -> BinaryIO:
         nofollow = os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)

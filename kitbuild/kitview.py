@@ -8,12 +8,13 @@ modules importing each other.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from abc import ABC, abstractmethod
 from typing import BinaryIO, Iterator, NamedTuple
 
 from kitbuild.errors import EXIT_FINDINGS, EXIT_USAGE, KitbuildError
 from kitbuild.findings import Finding
-from kitbuild.slotted import Slotted
 
 # REFUSED: an archive member the reader will not read (a hard link, a duplicate name, a size it
 # cannot hold); its finding comes from KitFS.findings(), not from the checks.
@@ -92,18 +93,6 @@ class KitFS(ABC):
     def open(self, path: str) -> BinaryIO:
         """A binary stream of the regular file at kit path ``path``; raises :class:`MemberError`."""
 
-    def open_fd(self, path: str) -> tuple[int, int] | None:
-        """A raw descriptor of the regular file at ``path`` (the caller closes it) and the file's
-        size when it was opened, or None when this reader has none to give (an archive member):
-        use :meth:`open` then."""
-        return None
-
-    def folder_fd(self, folder: str) -> int | None:
-        """A descriptor of the folder ``folder`` (a kit path; '' is the root), held by this
-        reader, to open its files by name; None when this reader has none to give, or would
-        refuse a path through it (its files are then opened one by one, and refused so)."""
-        return None
-
     def close(self) -> None:
         """Let go of what the reader holds open between calls."""
 
@@ -119,15 +108,10 @@ class KitFS(ABC):
 GIB = 1 << 30
 
 
-class ArchiveLimits(Slotted):
-    """How much an archive may expand to before verify refuses to read it (documented in README.md)."""
+@dataclass(frozen=True)
+class ArchiveLimits:
+    """How much an archive may expand to before verify refuses to read it (documented in docs/verify.md)."""
 
-    __slots__ = ("total", "member", "members")
-
-    def __init__(
-        self,
-        total: int = 64 * GIB,  # all members together; more: the archive is not read (exit 2)
-        member: int = 16 * GIB,  # one member; more: that member is refused (KB116)
-        members: int = 1_000_000,  # members; more: the archive is not read (exit 2)
-    ) -> None:
-        self.total, self.member, self.members = total, member, members
+    total: int = 64 * GIB  # all members together; more: the archive is not read (exit 2)
+    member: int = 16 * GIB  # one member; more: that member is refused (KB116)
+    members: int = 1_000_000  # members; more: the archive is not read (exit 2)

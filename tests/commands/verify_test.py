@@ -136,8 +136,7 @@ def _index_files(kit: Path, change: Callable[[list[dict]], None]) -> None:
 
 def _unreadable(kit: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Root reads any file whatever its mode, so a permission error is simulated at the reader.
-    # Both ways in are refused: a stream (index.json, pages) and a descriptor (the file scan).
-    for name in ("open", "open_fd"):
+    for name in ("open",):
         real = getattr(FolderKit, name)
 
         def refusing(self: FolderKit, path: str, real=real):  # type: ignore[no-untyped-def]
@@ -365,7 +364,7 @@ def test_a_symlink_to_etc_passwd_is_a_finding_and_never_read(copy: Path, no_read
     assert f"KB106 {LS}/link.json: is a symlink; a kit holds regular files only, and verify never follows a link" in messages
 
 
-@pytest.mark.parametrize("way", ["open", "open_fd"])
+@pytest.mark.parametrize("way", ["open"])
 def test_the_reader_refuses_paths_through_a_symlinked_folder(copy: Path, way: str) -> None:
     (copy / "up").symlink_to("/etc")
     (copy / LS / "deeper").symlink_to("/etc")
@@ -379,31 +378,7 @@ def test_the_reader_refuses_paths_through_a_symlinked_folder(copy: Path, way: st
     kit.close()
 
 
-def test_open_fd_keeps_a_bounded_number_of_folders_open_and_lets_them_go(tmp_path: Path) -> None:
-    # More folders than the reader keeps open: it lets go of them and opens again as it goes, and
-    # every file still reads as itself; close() leaves no descriptor behind.
-    many = FolderKit._HELD_DIRS + 40
-    for i in range(many):
-        (tmp_path / f"d{i:03d}" / "deeper").mkdir(parents=True)
-        (tmp_path / f"d{i:03d}" / "deeper" / "f.txt").write_bytes(b"file %d\n" % i)
-    kit = FolderKit(tmp_path)
-    before = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
-    for i in list(range(many)) + [0, many - 1]:
-        opened = kit.open_fd(f"d{i:03d}/deeper/f.txt")
-        assert opened is not None
-        fd, size = opened
-        try:
-            assert os.read(fd, 100) == b"file %d\n" % i
-            assert size == len(b"file %d\n" % i)
-        finally:
-            os.close(fd)
-        assert len(kit.__dict__.get("_dirs", {})) <= FolderKit._HELD_DIRS
-    kit.close()
-    if before is not None:
-        assert len(os.listdir("/proc/self/fd")) == before
-
-
-@pytest.mark.parametrize("way", ["open", "open_fd"])
+@pytest.mark.parametrize("way", ["open"])
 def test_the_reader_refuses_what_is_not_a_regular_file(copy: Path, way: str) -> None:
     os.mkfifo(copy / "fifo")
     kit = FolderKit(copy)
