@@ -103,6 +103,8 @@ CODES: dict[str, str] = {
     "KB902": "The leak gate found a private path shape (/home/..., /Users/..., /root/..., /mnt/..., C:\\Users\\..., file://...) that no rule rewrote and the allow list does not cover; nothing was written.",
     "KB903": "The leak gate found the original sha256 of a file a rule rewrote (it would confirm a guess at the private text); nothing was written.",
     "KB904": "A rule's replacement cannot be written safely in its file's format (JSON, TSV, YAML); nothing was written.",
+    "KB905": "A warning, not a stop: a map entry's path occurs in no file of the sources, so it rewrites nothing (almost always a typo).",
+    "KB906": "A warning, not a stop: a rule never fired in any file (almost always a typo in its parameters).",
 }
 
 # The check each group of codes belongs to, in report order.

@@ -28,6 +28,7 @@ def build_text(report: BuildReport) -> str:
         lines.append(f"  {rule['name']}: fired {_plural(rule['total'], 'time')} in {_plural(len(rule['firings']), 'file')}")
     if not report.rules:
         lines.append("  no rules: every record is copied byte for byte")
+    lines.extend(f"  warning: {w}" for w in report.warnings)
     if report.digest:
         lines.append(f"  kit digest: {report.digest} (print it beside the kit; 'kitbuild verify KIT --digest' checks it)")
     return "\n".join(lines)
@@ -42,6 +43,7 @@ def dry_run_text(report: BuildReport) -> str:
         for e in events:
             lines.append(f"  {e.line}:{e.col} {names[e.rule]}: {e.before} → {e.after}")
     lines.append("")
+    lines.extend(f"warning: {w}" for w in report.warnings)
     for rule in report.rules:
         lines.append(f"{rule['name']}: would fire {_plural(rule['total'], 'time')} in {_plural(len(rule['firings']), 'file')}")
     if report.findings:
@@ -83,6 +85,7 @@ def build_document(report: BuildReport | None, config: str, *, dry_run: bool, fi
         "bytes": report.record_bytes if report is not None else None,
         "rules": [{"name": r["name"], "total": r["total"], "files": len(r["firings"])} for r in report.rules] if report is not None else None,
         "findings": findings_document(findings),
+        "warnings": findings_document(report.warnings if report is not None else []),
     }
 
 

@@ -188,7 +188,17 @@ def test_any_cutting_into_pieces_observes_what_the_whole_does(name, data):
 
 @pytest.mark.parametrize(
     "token, code",
-    [(PRIVATE, "KB901"), ("/home/bob/x", "KB501"), (PLACEHOLDER, None), ("desktop", None), (HEX, None)],
+    [
+        (PRIVATE, "KB901"),
+        ("/home/bob/x", "KB501"),
+        (PLACEHOLDER, None),
+        ("desktop", None),
+        (HEX, None),
+        # What comes before decides these: a relative path is no leak, and no 64 digits inside a
+        # longer run of hex are a digest. A window must keep what is before its settled part.
+        ("runs/home/bob/x", None),
+        ("f" * 70, None),
+    ],
 )
 @pytest.mark.parametrize("long_line", [False, True], ids=["short-lines", "long-line"])
 def test_a_match_cut_by_a_piece_edge_or_the_settle_point_is_found_once(token, code, long_line):
@@ -198,7 +208,7 @@ def test_a_match_cut_by_a_piece_edge_or_the_settle_point_is_found_once(token, co
         start = data.index(token.encode())
         # A cut inside the token, or MAX_MATCH after one inside it: the first window is then
         # settled inside the token.
-        edges = [start + k for k in sorted({0, 1, 2, len(token) // 2, len(token) - 1, len(token)})]
+        edges = [start + k for k in range(len(token) + 1)]
         edges += [e + MARGIN for e in edges]
         for edge in edges:
             obs = fed("r.txt", [data[:edge], data[edge:]])
@@ -208,6 +218,7 @@ def test_a_match_cut_by_a_piece_edge_or_the_settle_point_is_found_once(token, co
                 assert leaks_of(obs) == [], edge
             assert (obs.placeholders, obs.words) == ([int(token == PLACEHOLDER)], [int(token == "desktop")]), edge
             assert obs.digests == ({HEX: [1, start]} if token == HEX else {}), edge
+            assert obs.long_hex == (token == "f" * 70), edge
 
 
 @pytest.mark.xfail(strict=True, reason="observe.Observer._settle: a word that starts before a window's settle point and ends after it is counted, then the next window's search starts again at the settle point and counts a shorter word inside it")

@@ -50,6 +50,7 @@ class FileResult:
     counts: list[int]
     events: list[Event]
     observation: Observation
+    keys_seen: frozenset[int] = frozenset()  # which of Work.map_keys the source holds
 
     @property
     def size(self) -> int:
@@ -76,6 +77,8 @@ class BuildReport:
     # What the checks found (a build with any is refused; a dry run reports them).
     findings: list[Finding] = field(default_factory=list)
     figures: dict[str, FigureValue] = field(default_factory=dict)
+    # What is almost always a typo, reported without stopping the build (KB905, KB906).
+    warnings: list[Finding] = field(default_factory=list)
     digest: str | None = None  # the kit's one digest (see kitbuild.kitdocs.kit_digest)
 
     @property
@@ -94,6 +97,8 @@ class Work:
     matchers: list[Matcher | None]
     plan: Plan
     collect: bool
+    # The map entries' paths, each looked for in the sources as they are read (see _unused).
+    map_keys: tuple[bytes, ...] = ()
 
 
 def write_file(work: Work, job: tuple[str, str, str]) -> FileResult:
@@ -108,13 +113,15 @@ def write_file(work: Work, job: tuple[str, str, str]) -> FileResult:
         head = source.read(BINARY_SNIFF)
         binary = b"\0" in head
         chunks: Iterator[bytes] = _blocks(source, head) if binary else line_chunks(source, head)
+        seen: set[int] = set()
         for chunk in chunks:
             source_hash.update(chunk)
+            seen.update(k for k, key in enumerate(work.map_keys) if k not in seen and key in chunk)
             out = chunk if binary else rewriter.feed(chunk)
             sink.write(out)
             observer.feed(out)
     counts = [0] * len(work.matchers) if binary else list(rewriter.counts)
-    return FileResult(kit_path, source_hash.hexdigest(), counts, [] if binary else list(rewriter.events or ()), observer.finish())
+    return FileResult(kit_path, source_hash.hexdigest(), counts, [] if binary else list(rewriter.events or ()), observer.finish(), frozenset(seen))
 
 
 def _blocks(stream: Any, head: bytes) -> Iterator[bytes]:
@@ -186,8 +193,9 @@ def build(
         allow=tuple(a["text"] for a in config.allow),
         private=private_strings(config),
     )
+    map_keys = _map_keys(config)
     with Staging(target, dry_run) as staging:
-        work = Work(matchers, plan, dry_run)
+        work = Work(matchers, plan, dry_run, tuple(key.encode("utf-8") for key, _ in map_keys))
         sizes = [os.path.getsize(f.src) for f in files]
         progress.begin("rewriting", len(files), sum(sizes))
         for folder in sorted({os.path.dirname(f.kit_path) for f in files}):
@@ -205,13 +213,37 @@ def build(
         fs = FolderKit(staging.path)
         report = check(fs, read_docs(fs), observed, str(target))
         findings = gate_findings(report.findings)
-        result = BuildReport(config, target, dry_run, results, rules, findings, figures, report.digest)
+        result = BuildReport(config, target, dry_run, results, rules, findings, figures, warnings=_unused(config, rules, map_keys, results), digest=report.digest)
         if dry_run:
             return result
         if findings:
             raise LeakError(gate_message(findings), findings)
         staging.swap()
         return result
+
+
+def _map_keys(config: Config) -> list[tuple[str, str]]:
+    """(path, where it is in kit.yaml) for each map entry of every path rule."""
+    out = []
+    for use in config.rules:
+        if use.rule.primitive == "path_prefix":
+            for n, key in enumerate(use.params.get("map", {})):
+                out.append((str(key), f"rules[{use.index}].with.map (entry {n + 1})"))
+    return out
+
+
+def _unused(config: Config, rules: list[dict[str, Any]], map_keys: list[tuple[str, str]], results: list[FileResult]) -> list[Finding]:
+    """A map entry no source file holds, and a rule that never fired: almost always a typo."""
+    warnings = []
+    seen = set().union(*(r.keys_seen for r in results)) if results else set()
+    for k, (_, where) in enumerate(map_keys):
+        if k not in seen:
+            # The path itself is private: only its place in kit.yaml is named.
+            warnings.append(Finding("KB905", config.label, f"{where}: its path occurs in no file of the sources, so it rewrites nothing; check it for a typo, or remove it"))
+    for use, rule in zip(config.rules, rules):
+        if rule["total"] == 0 and rule["primitive"] != "digest":
+            warnings.append(Finding("KB906", config.label, f"rules[{use.index}] ({rule['name']}) never fired in any file; check its parameters for a typo, or remove it"))
+    return warnings
 
 
 def _withhold(config: Config, matchers: list[Matcher | None], work: Work, results: list[FileResult], staging: Path, workers: int, progress: Progress) -> list[FileResult]:

@@ -546,3 +546,19 @@ def test_a_thousand_box_names_are_rewritten_in_their_field_and_stopped_by_the_ga
     assert (finding.code, finding.path, finding.line) == ("KB901", "run/rows.ndjson", 301)
     assert finding.message.startswith("column 42: ")  # in the rewritten line
     assert "node-0999" not in str(err.value)
+
+
+def test_a_map_entry_that_matches_nothing_and_a_rule_that_never_fires_are_warned_of(bench, cli):
+    make_files(bench, {"src": {"a.txt": "read /scratch/u7/runs/x\n"}})
+    rules = [
+        {"use": "record-path-to-kit-path", "with": {"map": {"/scratch/u7/runs": "run", "/scratch/u7/rnus": "run"}}},
+        {"use": "box-name-to-role", "with": {"names": {"gpu-b71": "desktop"}}},
+    ]
+    write_kit(bench, sources=[{"path": "src", "as": "run"}], rules=rules)
+    result = cli("build")
+    assert result.exit_code == 0, result.stderr
+    assert "  warning: KB905 kit.yaml: rules[0].with.map (entry 2): its path occurs in no file of the sources, so it rewrites nothing; check it for a typo, or remove it\n" in result.stdout
+    assert "  warning: KB906 kit.yaml: rules[1] (box-name-to-role) never fired in any file; check its parameters for a typo, or remove it\n" in result.stdout
+    assert "rnus" not in result.stdout  # the entry's path is private: only its place is named
+    document = json.loads(cli("build", "--format", "json").stdout)
+    assert document["ok"] is True and [w["code"] for w in document["warnings"]] == ["KB905", "KB906"]
