@@ -13,7 +13,7 @@ from kitbuild.digests import printed_digests
 from kitbuild.errors import UnsafeRewriteError
 from kitbuild.matchers import Matcher
 from kitbuild.fileformat import format_of
-from kitbuild.rewrite import Rewriter, _Whole
+from kitbuild.rewrite import Rewriter
 from kitbuild.rules import builtin_rule
 
 SOURCE = "/x/ls-2026-11-07"
@@ -251,63 +251,3 @@ def test_yaml_parses_to_the_same_structure():
         "run": {"out": "learned-sparse-2026-11-07/run", "inputs": ["learned-sparse-2026-11-07/a.json", "/x/ls-2026-11-07-smoke/b"]},
         "root": "learned-sparse-2026-11-07", "n": 3}
     assert counts == [3]
-
-
-# -- property: the build's fast paths give the reference result -------------------------------
-
-# Fields, names and replacements that the literal form of a whole JSON value must not be fooled
-# by: equal to each other, a colon with white space, quotes.
-WHOLE_FIELDS = ["route", "r", " : ", "gpu-b17"]
-WHOLE_NAMES = ["gpu-b17", "r", ":", "desktop", 'a"b']
-WHOLE_SAFES = ["desktop", "r", "gpu-b17", "", " :", 'a\\"b', "routex"]
-
-
-@st.composite
-def whole_cases(draw):
-    field, name, safe = (draw(st.sampled_from(xs)) for xs in (WHOLE_FIELDS, WHOLE_NAMES, WHOLE_SAFES))
-    pieces = [f'"{field}":"{name}"', f'"{field}" : "{name}"', f'{field}":"{name}"', f'"{field}"', f'{name}"{field}"', field, name, safe,
-              '"', ":", " ", "\n", "x", "\\"]
-    text = "".join(draw(st.lists(st.sampled_from(pieces), max_size=24)))
-    return field.encode(), name.encode(), safe.encode(), text.encode()
-
-
-@settings(max_examples=500, deadline=None)
-@given(whole_cases())
-# Two firings that share a quote: only the first of them fires.
-@example((b"route", b"gpu-b17", b"desktop", b'"route" : "gpu-b17"route":"gpu-b17"'))
-def test_a_whole_value_in_its_literal_form_gives_the_patterns_result(case):
-    field, name, safe, text = case
-    step = _Whole.make(field, name, safe, keeps_gone=True)
-    gone: set[bytes] = set()
-    assert step.apply(text, gone) == step.pattern.subn(step.template, text)
-    assert all(g not in step.apply(text, set())[0] for g in gone)
-
-
-def test_the_literal_form_is_used_for_plain_fields_and_names():
-    assert _Whole.make(b"route", b"gpu-b17", b"desktop", True).literal == b'"route":"gpu-b17"'
-    for field, name, safe in [(b"route", b"route", b"x"), (b"route", b"gpu-b17", b"gpu-b17"), (b"r", b'a"b', b"x"),
-                              (b" : ", b"n", b"x"), (b"route", b"n", b"")]:
-        assert _Whole.make(field, name, safe, True).literal is None
-
-
-HEX = "0123456789abcdefABCDEF"
-DIGESTS = ["a" * 64, "0123456789abcdef" * 4, "F" * 64]
-
-
-@st.composite
-def digest_texts(draw):
-    pieces = [*DIGESTS, *(d.upper() for d in DIGESTS), "sha256:", "sha256", ":", " ", "\n", '"', "x", "0", "aB"]
-    return "".join(draw(st.lists(st.sampled_from(pieces), max_size=20))).encode()
-
-
-@settings(max_examples=400, deadline=None)
-@given(digest_texts(), st.sets(st.sampled_from([d.lower() for d in DIGESTS])), st.sampled_from(["withheld", "a" * 64, "x" * 71]))
-def test_withheld_digests_fast_and_event_paths_agree(data, withheld, placeholder):
-    m = Matcher("digest", placeholder=placeholder, withheld=frozenset(withheld))
-    want = [(s, e) for s, e, d in printed_digests(data) if d in withheld]
-    assert m.digest_spans(data) == want
-    fast, slow = Rewriter("a.ndjson", [m]), Rewriter("a.ndjson", [m], collect=True)
-    assert fast.feed(data) == slow.feed(data)
-    assert fast.counts == slow.counts
-
-
