@@ -70,9 +70,6 @@ class Rewriter:
             hits = self._hits(index, matcher, chunk)
             if hits:
                 chunk = self._rewrite(index, chunk, hits)
-        if self.format == "tsv" and self._tsv_header is None and chunk:
-            # The header is read even when no field-scoped rule ran on the first chunk.
-            self._tsv_header = chunk.split(b"\n", 1)[0].rstrip(b"\r").split(b"\t")
         self.line += chunk.count(b"\n")
         return chunk
 
@@ -84,8 +81,9 @@ class Rewriter:
             return matcher.find(chunk)
         if self.format == "text":
             return []  # a plain text file has no fields: a field-scoped rule never fires there
-        if self.format == "tsv" and self._tsv_header is None and self.line == 1:
-            # The columns are named by the header as this rule sees it, whether or not it fires.
+        if self.format == "tsv" and self._tsv_header is None and self.line == 1 and chunk:
+            # The columns are named by the header as the first field-scoped rule sees it,
+            # whether or not it fires in this chunk.
             self._tsv_header = _tsv_cells(chunk.split(b"\n", 1)[0])
         if matcher.primitive == "regex":
             # A user's pattern may match across a value's edge; search each value on its own.
