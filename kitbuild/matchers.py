@@ -21,78 +21,33 @@ Matchers work on bytes, so a file that is not UTF-8 is rewritten without being d
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Mapping
 
-from kitbuild.literals import LiteralFinder
-from kitbuild.speedups import (
-    BOUNDARY_NAME,
-    BOUNDARY_PATH,
-    NAME_BEFORE,
-    NAME_END,
-    PATH_BEFORE,
-    PATH_END,
-    bounded_pattern,
-    withheld_spans,
-)
+import ahocorasick_rs
 
-# The boundaries themselves are in kitbuild.speedups, which the compiled search shares.
-_PATH_START = b"(?<!" + PATH_BEFORE + b")"
-_NAME_START = b"(?<!" + NAME_BEFORE + b")"
-_ALL_BYTES = frozenset(range(256))
+from kitbuild.digests import printed_digests
 
-
-def _bytes_matching(pattern: bytes, before: bytes = b"") -> frozenset[int]:
-    """The bytes ``c`` at which ``pattern`` matches ``before + c``: a boundary's class as a set."""
-    return frozenset(c for c in range(256) if re.match(pattern, before + bytes([c])))
-
-
-_PATH_START_FORBIDDEN = _bytes_matching(PATH_BEFORE)
-_PATH_END_ALLOWED = _bytes_matching(PATH_END)
-_NAME_START_FORBIDDEN = _bytes_matching(NAME_BEFORE)
-_NAME_CHARS = _ALL_BYTES - _bytes_matching(NAME_END)  # bytes that continue a name
-_ALNUM = _ALL_BYTES - _bytes_matching(NAME_END, b".")  # bytes that start a further label after a '.'
-
-
-def path_boundary(data: bytes, start: int, end: int, lo: int, hi: int) -> bool:
-    """The same test as ``_PATH_START`` and ``_PATH_END``, for one literal match."""
-    if start > lo and data[start - 1] in _PATH_START_FORBIDDEN:
-        return False
-    return end >= hi or data[end] in _PATH_END_ALLOWED
-
-
-def name_boundary(data: bytes, start: int, end: int, lo: int, hi: int) -> bool:
-    """The same test as ``_NAME_START`` and ``_NAME_END``, for one literal match."""
-    if start > lo and data[start - 1] in _NAME_START_FORBIDDEN:
-        return False
-    if end >= hi:
-        return True
-    after = data[end]
-    if after in _NAME_CHARS:
-        return False
-    return not (after == 0x2E and end + 1 < hi and data[end + 1] in _ALNUM)
-
+# The boundaries a literal rule's match must stand at. The byte before a match must not be in the
+# BEFORE class (nothing before it is fine), and the END lookahead must hold after it.
+# Before a path: anything that would make the match the tail of a longer path.
+PATH_BEFORE = rb"[A-Za-z0-9_.~/-]"
+# After a path prefix: a '/', the end, or a character that cannot continue a file name in a
+# record (white space, quotes, separators).
+PATH_END = rb"(?=[/\s\"'`,;:()\[\]{}<>|\\]|\Z)"
+NAME_BEFORE = rb"[A-Za-z0-9_.-]"
+# A host name ends where no further label follows: 'gpu-b17' must not fire inside 'gpu-b170',
+# nor in 'gpu-b17.other.net', but does fire before a full stop that ends a sentence.
+NAME_END = rb"(?![A-Za-z0-9_-]|\.[A-Za-z0-9])"
+_BOUNDARIES = {
+    "path_prefix": (re.compile(PATH_BEFORE), re.compile(PATH_END)),
+    "literal_names": (re.compile(NAME_BEFORE), re.compile(NAME_END)),
+}
 
 DIGEST_RE = re.compile(rb"(?<![0-9A-Fa-f])(?:sha256:)?([0-9A-Fa-f]{64})(?![0-9A-Fa-f])")
 
 PRIMITIVES = ("path_prefix", "literal_names", "digest", "regex")
 
-# Up to this many literals, a rule runs as one substitution per literal, longest first: a C
-# search (memmem) jumps between a literal's occurrences and tests each one's boundary, without a
-# Python call per match (several times faster than the automaton on dense records).
-# Past it, one Aho–Corasick pass costs the same however many names a rule has.
-FEW_LITERALS = 16
-
-
-class Substitution(NamedTuple):
-    """One literal of a rule with few, replaced wherever it stands at the rule's boundary."""
-
-    literal: bytes
-    replacement: bytes
-    boundary: int  # kitbuild.speedups.BOUNDARY_PATH or BOUNDARY_NAME
-
-    def pattern(self) -> re.Pattern[bytes]:
-        """The regex that matches where this substitution fires."""
-        return bounded_pattern(self.literal, self.boundary)
+Hit = tuple[int, int, bytes]  # (start, end, replacement)
 
 
 class Matcher:
@@ -118,23 +73,21 @@ class Matcher:
         self.withheld = withheld
         self.pattern = pattern
         self.replace = replace
-        self._compiled: re.Pattern[bytes] | None = None
-        self._table: dict[bytes, bytes] = {}
-        self._finder: LiteralFinder | None = None
+        self._forget()
+
+    def _forget(self) -> None:
+        """Drop what is built on first use: compiled patterns and automatons are rebuilt in each
+        worker process, not pickled."""
+        self._regex: re.Pattern[bytes] | None = None
+        self._automaton: ahocorasick_rs.BytesAhoCorasick | None = None
         self._replacements: list[bytes] = []
-        self._substitutions: list[Substitution] | None = None
-        self._withheld_bytes: frozenset[bytes] | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        # Compiled patterns and automatons are rebuilt in each worker process, not pickled.
-        state = dict(self.__dict__)
-        state["_compiled"] = None
-        state["_table"] = {}
-        state["_finder"] = None
-        state["_replacements"] = []
-        state["_substitutions"] = None
-        state["_withheld_bytes"] = None
-        return state
+        return {k: v for k, v in self.__dict__.items() if k not in ("_regex", "_automaton", "_replacements")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._forget()
 
     def with_withheld(self, withheld: frozenset[str]) -> "Matcher":
         """A copy of a digest matcher that withholds ``withheld`` (lower-case hex)."""
@@ -149,111 +102,65 @@ class Matcher:
             return True
         return bool(self.pairs)
 
-    def compiled(self) -> re.Pattern[bytes]:
-        if self._compiled is None:
-            self._compiled = self._compile()
-        return self._compiled
-
-    def _compile(self) -> re.Pattern[bytes]:
-        if self.primitive == "digest":
-            return DIGEST_RE
-        if self.primitive == "regex":
-            assert self.pattern is not None
-            return re.compile(self.pattern.encode("utf-8"))
-        # Longest first: Python's alternation takes the first alternative that matches at the
-        # leftmost position, so this makes the longest prefix or name win.
-        keys = sorted(self.table(), key=lambda k: (-len(k), k))
-        alternation = b"|".join(re.escape(k) for k in keys) or b"(?!)"
-        if self.primitive == "path_prefix":
-            return re.compile(_PATH_START + b"(?:" + alternation + b")" + PATH_END)
-        return re.compile(_NAME_START + b"(?:" + alternation + b")" + NAME_END)
-
-    def table(self) -> dict[bytes, bytes]:
-        """Each literal -> its replacement, as bytes."""
-        if not self._table:
-            self._table = {k.encode("utf-8"): v.encode("utf-8") for k, v in self.pairs.items()}
-        return self._table
-
-    def literal_substitutions(self) -> list[Substitution]:
-        """One substitution per literal, longest first, when replacing them one after another
-        gives the same result as :meth:`find`; an empty list when it would not (many literals, a
-        replacement that holds another literal, a field-scoped rule)."""
-        if self._substitutions is None:
-            self._substitutions = self._make_substitutions()
-        return self._substitutions
-
-    def substitutions(self) -> list[tuple[re.Pattern[bytes], bytes]]:
-        """:meth:`literal_substitutions` as (regex, replacement) pairs: what each means, in ``re``."""
-        return [(sub.pattern(), sub.replacement) for sub in self.literal_substitutions()]
-
-    def _make_substitutions(self) -> list[Substitution]:
-        if self.primitive not in ("path_prefix", "literal_names") or self.fields is not None:
-            return []
-        if not self.pairs or len(self.pairs) > FEW_LITERALS:
-            return []
-        keys = sorted(self.pairs, key=lambda k: (-len(k), k))
-        # Replacing one literal after another equals one leftmost-longest pass only if no
-        # replacement can be matched again by a later literal.
-        if any(k in v for k in keys for v in self.pairs.values()):
-            return []
-        boundary = BOUNDARY_PATH if self.primitive == "path_prefix" else BOUNDARY_NAME
-        return [Substitution(key.encode("utf-8"), self.pairs[key].encode("utf-8"), boundary) for key in keys]
-
-    def find(self, data: bytes, lo: int = 0, hi: int | None = None) -> list[tuple[int, int, bytes]]:
-        """Every firing in ``data[lo:hi]``: (start, end, replacement), leftmost first.
-
-        Literal primitives search with one Aho–Corasick pass (see :mod:`kitbuild.literals`);
-        digests with :meth:`digest_spans`; a user's regex with ``re``.
-        """
+    def find(self, data: bytes, lo: int = 0, hi: int | None = None) -> list[Hit]:
+        """Every firing in ``data[lo:hi]``: (start, end, replacement), leftmost first, none
+        overlapping. The region's edges are edges for the boundaries too."""
         if hi is None:
             hi = len(data)
-        if self.primitive in ("path_prefix", "literal_names"):
-            if not self.pairs:
-                return []
-            if self._finder is None:
-                keys = sorted(self.pairs, key=lambda k: (-len(k), k))
-                boundary = path_boundary if self.primitive == "path_prefix" else name_boundary
-                self._finder = LiteralFinder([k.encode("utf-8") for k in keys], boundary)
-                self._replacements = [self.pairs[k].encode("utf-8") for k in keys]
-            reps = self._replacements
-            return [(s, e, reps[i]) for s, e, i in self._finder.find(data, lo, hi)]
+        if self.primitive == "regex":
+            if self._regex is None:
+                assert self.pattern is not None
+                self._regex = re.compile(self.pattern.encode("utf-8"))
+            assert self.replace is not None
+            template = self.replace.encode("utf-8")
+            return [(m.start(), m.end(), m.expand(template)) for m in self._regex.finditer(data, lo, hi)]
+        region = data if (lo == 0 and hi == len(data)) else data[lo:hi]
         if self.primitive == "digest":
-            if not self.withheld:
-                return []
-            assert self.placeholder is not None
-            placeholder = self.placeholder.encode("utf-8")
-            region = data if (lo == 0 and hi == len(data)) else data[lo:hi]
-            return [(lo + s, lo + e, placeholder) for s, e in self.digest_spans(region)]
-        out = []
-        for m in self.compiled().finditer(data, lo, hi):
-            rep = self.replacement(m)
-            if rep is not None:
-                out.append((m.start(), m.end(), rep))
-        return out
+            hits = self._withheld_hits(region)
+        else:
+            hits = self._literal_hits(region)
+        return [(lo + s, lo + e, rep) for s, e, rep in hits] if lo else hits
+
+    def _literal_hits(self, data: bytes) -> list[Hit]:
+        """Leftmost, then longest at one position, of the literals whose boundaries hold: what
+        one regex ``(?<!BEFORE)(?:longest|...|shortest)END`` finds.
+
+        One Aho–Corasick automaton gives every occurrence of every literal (overlapping ones
+        too: a literal failing its boundary may hide a shorter one at the same place, or one
+        starting inside it), and the boundaries are tested per occurrence. Measured on records
+        (docs/performance.md, "Rewriting: which matcher"): the one regex was 1.5 to 6 times
+        slower at 3 and 30 names and over 40 at 1,000, and at one name ahead only where every
+        line held it; a chain of bytes.replace tests no boundary and was far slower from 30
+        names on. No number of names has another winner, so every literal rule searches so.
+        """
+        if not self.pairs:
+            return []
+        if self._automaton is None:
+            literals = [k.encode("utf-8") for k in self.pairs]
+            self._automaton = ahocorasick_rs.BytesAhoCorasick(literals)
+            self._replacements = [v.encode("utf-8") for v in self.pairs.values()]
+        before, end = _BOUNDARIES[self.primitive]
+        found = self._automaton.find_matches_as_indexes(data, overlapping=True)
+        found.sort(key=lambda m: (m[1], -m[2]))  # by start, the longest first at one start
+        hits: list[Hit] = []
+        taken = 0  # the end of the last hit: a later one may not start before it
+        for i, start, stop in found:
+            if start >= taken and not (start and before.match(data, start - 1)) and end.match(data, stop):
+                hits.append((start, stop, self._replacements[i]))
+                taken = stop
+        return hits
+
+    def _withheld_hits(self, data: bytes) -> list[Hit]:
+        if not self.withheld:
+            return []
+        assert self.placeholder is not None
+        placeholder = self.placeholder.encode("utf-8")
+        return [(start, end, placeholder) for start, end in self.digest_spans(data)]
 
     def digest_spans(self, data: bytes) -> list[tuple[int, int]]:
         """(start, end) of each withheld digest printed in ``data``, ``start`` before a ``sha256:``
-        prefix: what :func:`kitbuild.digests.printed_digests` finds, kept where withheld.
-
-        Records print a digest on nearly every line: each is compared as bytes, lower-cased,
-        against the withheld set encoded once, rather than decoded to a string first.
-        """
-        withheld = self._withheld_bytes
-        if withheld is None:
-            withheld = self._withheld_bytes = frozenset(w.encode("ascii") for w in self.withheld)
-        return withheld_spans(data, withheld)
-
-    def replacement(self, match: re.Match[bytes]) -> bytes | None:
-        """What ``match`` becomes, or None when it stays (a digest not withheld)."""
-        if self.primitive == "digest":
-            if match.group(1).lower().decode("ascii") in self.withheld:
-                assert self.placeholder is not None
-                return self.placeholder.encode("utf-8")
-            return None
-        if self.primitive == "regex":
-            assert self.replace is not None
-            return match.expand(self.replace.encode("utf-8"))
-        return self.table()[match.group(0)]
+        prefix: what :func:`kitbuild.digests.printed_digests` finds, kept where withheld."""
+        return [(start, end) for start, end, digest in printed_digests(data) if digest in self.withheld]
 
     def private_strings(self) -> dict[str, str]:
         """The strings this matcher removes, each with a description safe to print in a log."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import yaml
@@ -11,9 +12,9 @@ from hypothesis import strategies as st
 
 from kitbuild.digests import printed_digests
 from kitbuild.errors import UnsafeRewriteError
-from kitbuild.matchers import Matcher
 from kitbuild.fileformat import format_of
-from kitbuild.rewrite import Rewriter, _Whole
+from kitbuild.matchers import NAME_BEFORE, NAME_END, PATH_BEFORE, PATH_END, Matcher
+from kitbuild.rewrite import Event, Rewriter
 from kitbuild.rules import builtin_rule
 
 SOURCE = "/x/ls-2026-11-07"
@@ -34,6 +35,11 @@ def rewrite(kit_path, text, *matchers):
     rewriter = Rewriter(kit_path, list(matchers))
     out = rewriter.feed(text.encode("utf-8")).decode("utf-8")
     return out, rewriter.counts
+
+
+def rewrite_bytes(data, matcher, kit_path="a.txt"):
+    rewriter = Rewriter(kit_path, [matcher])
+    return rewriter.feed(data), rewriter.counts[0]
 
 
 # -- record-path-to-kit-path -------------------------------------------------------------------
@@ -253,41 +259,153 @@ def test_yaml_parses_to_the_same_structure():
     assert counts == [3]
 
 
-# -- property: the build's fast paths give the reference result -------------------------------
-
-# Fields, names and replacements that the literal form of a whole JSON value must not be fooled
-# by: equal to each other, a colon with white space, quotes.
-WHOLE_FIELDS = ["route", "r", " : ", "gpu-b17"]
-WHOLE_NAMES = ["gpu-b17", "r", ":", "desktop", 'a"b']
-WHOLE_SAFES = ["desktop", "r", "gpu-b17", "", " :", 'a\\"b', "routex"]
 
 
-@st.composite
-def whole_cases(draw):
-    field, name, safe = (draw(st.sampled_from(xs)) for xs in (WHOLE_FIELDS, WHOLE_NAMES, WHOLE_SAFES))
-    pieces = [f'"{field}":"{name}"', f'"{field}" : "{name}"', f'{field}":"{name}"', f'"{field}"', f'{name}"{field}"', field, name, safe,
-              '"', ":", " ", "\n", "x", "\\"]
-    text = "".join(draw(st.lists(st.sampled_from(pieces), max_size=24)))
-    return field.encode(), name.encode(), safe.encode(), text.encode()
+# -- boundaries, at their edges ------------------------------------------------------------------
+
+# Each literal alone, replaced by R: the start and end of the data, each side's byte classes
+# (white space such as \v, separators, a byte past 0x7f) and a candidate that fails its boundary
+# while a later one that overlaps it holds.
+@pytest.mark.parametrize(
+    ("primitive", "literal", "data", "out", "n"),
+    [
+        ("path_prefix", b"/x/ls", b"/x/ls", b"R", 1),
+        ("path_prefix", b"/x/ls", b'/x/ls/a /x/ls\t/x/ls"', b'R/a R\tR"', 3),
+        ("path_prefix", b"/x/ls", b"/y/x/ls a/x/ls ~/x/ls _/x/ls", b"/y/x/ls a/x/ls ~/x/ls _/x/ls", 0),
+        ("path_prefix", b"/x/ls", b"/x/ls-smoke /x/ls.bak /x/ls0 /x/ls\xff /x/ls@", b"/x/ls-smoke /x/ls.bak /x/ls0 /x/ls\xff /x/ls@", 0),
+        ("path_prefix", b"/x/ls", b"\n/x/ls\x0b(/x/ls) '/x/ls' [/x/ls]", b"\nR\x0b(R) 'R' [R]", 4),
+        ("path_prefix", b"aa", b"/aa aaa", b"/aa aaa", 0),
+        ("path_prefix", b"aa", b"aa/aa", b"R/aa", 1),
+        ("path_prefix", b"a a", b".a a a/", b".a R/", 1),
+        ("literal_names", b"gpu-b17", b"on gpu-b17. @gpu-b17:80 /gpu-b17/", b"on R. @R:80 /R/", 3),
+        ("literal_names", b"gpu-b17", b"gpu-b170 xgpu-b17 .gpu-b17 gpu-b17.net gpu-b17_ gpu-b17-x",
+         b"gpu-b170 xgpu-b17 .gpu-b17 gpu-b17.net gpu-b17_ gpu-b17-x", 0),
+        ("literal_names", b"gpu-b17", b"gpu-b17._ gpu-b17.", b"R._ R.", 2),
+        ("literal_names", b"aa", b"aaa", b"aaa", 0),
+        ("literal_names", b"a", b"-aa a", b"-aa R", 1),
+        ("literal_names", b"a a", b"xa a a", b"xa R", 1),  # the 'a a' at 3 overlaps the failed one at 1
+    ],
+)
+def test_a_literal_fires_only_at_its_boundary(primitive, literal, data, out, n):
+    assert rewrite_bytes(data, Matcher(primitive, pairs={literal.decode(): "R"})) == (out, n)
 
 
-@settings(max_examples=500, deadline=None)
-@given(whole_cases())
-# Two firings that share a quote: only the first of them fires.
-@example((b"route", b"gpu-b17", b"desktop", b'"route" : "gpu-b17"route":"gpu-b17"'))
-def test_a_whole_value_in_its_literal_form_gives_the_patterns_result(case):
-    field, name, safe, text = case
-    step = _Whole.make(field, name, safe, keeps_gone=True)
-    gone: set[bytes] = set()
-    assert step.apply(text, gone) == step.pattern.subn(step.template, text)
-    assert all(g not in step.apply(text, set())[0] for g in gone)
+def test_a_longer_name_that_fails_its_boundary_leaves_the_next_one_to_fire():
+    m = Matcher("literal_names", pairs={"gpu-b17.cluster": "long", "gpu-b17": "short"})
+    assert rewrite_bytes(b"gpu-b170 gpu-b17.clusterx gpu-b17", m) == (b"gpu-b170 gpu-b17.clusterx short", 1)
+    assert rewrite_bytes(b"gpu-b17.cluster gpu-b17.cluster.x", m) == (b"long gpu-b17.cluster.x", 1)
 
 
-def test_the_literal_form_is_used_for_plain_fields_and_names():
-    assert _Whole.make(b"route", b"gpu-b17", b"desktop", True).literal == b'"route":"gpu-b17"'
-    for field, name, safe in [(b"route", b"route", b"x"), (b"route", b"gpu-b17", b"gpu-b17"), (b"r", b'a"b', b"x"),
-                              (b" : ", b"n", b"x"), (b"route", b"n", b"")]:
-        assert _Whole.make(field, name, safe, True).literal is None
+def test_the_leftmost_name_wins_over_a_longer_one_that_starts_inside_it():
+    m = Matcher("literal_names", pairs={"a b": "A", "b cc": "B"})
+    assert rewrite_bytes(b"a b cc", m) == (b"A cc", 1)
+    assert rewrite_bytes(b"x b cc", m) == (b"x B", 1)
+
+
+def test_a_replacement_that_holds_a_name_is_not_replaced_again():
+    m = Matcher("literal_names", pairs={"alias": "node-01 spare", "node-01": "n1"})
+    assert rewrite_bytes(b"alias node-01", m) == (b"node-01 spare n1", 2)
+
+
+def test_a_replacement_equal_to_its_text_is_no_firing():
+    m = Matcher("literal_names", pairs={"desktop": "desktop", "gpu-b17": "desktop"})
+    assert rewrite_bytes(b"desktop gpu-b17", m) == (b"desktop desktop", 1)
+
+
+# The rule as one regular expression, as its docs state it: the reference the matcher must give.
+def regex_reference(primitive, pairs, data):
+    before, end = (PATH_BEFORE, PATH_END) if primitive == "path_prefix" else (NAME_BEFORE, NAME_END)
+    keys = sorted(pairs, key=lambda k: (-len(k), k))
+    pattern = re.compile(b"(?<!" + before + b")(?:" + b"|".join(re.escape(k.encode()) for k in keys) + b")" + end)
+    return pattern.subn(lambda m: pairs[m.group(0).decode()].encode(), data)
+
+
+PATHS = {"/x/ls": "L", "/x/ls/a": "LA", "/scratch/u7": "old"}
+BOXES = {"gpu-b17": "desktop", "gpu-b17.cluster.example.net": "desktop", "box": "laptop", "a b": "A", "b box": "B"}
+# A thousand names that never occur, so that a rule with many names is checked too.
+UNUSED = {f"node-{i:04d}.cluster.example.net": f"n{i % 7}" for i in range(1000)}
+PIECES = ["/x/ls", "/a", "/x/ls/a", "-smoke", "/scratch/u7", "gpu-b17", ".cluster.example.net", "box", "a b", "b box",
+          "0", ".", "-", "/", " ", '"', "\n", "x", ".x", "_", "~", "a"]
+texts = st.lists(st.sampled_from(PIECES), max_size=40).map("".join).map(str.encode)
+
+
+@pytest.mark.parametrize(("primitive", "pairs"), [
+    ("path_prefix", PATHS), ("literal_names", BOXES), ("path_prefix", {**PATHS, **{"/" + k: v for k, v in UNUSED.items()}}),
+    ("literal_names", {**BOXES, **UNUSED}),
+])
+@settings(max_examples=300, deadline=None)
+@given(data=texts)
+@example(data=b"a b box")
+def test_literals_fire_leftmost_then_longest_at_their_boundaries(primitive, pairs, data):
+    got = rewrite_bytes(data, Matcher(primitive, pairs=pairs))
+    assert got == regex_reference(primitive, pairs, data)
+
+
+# -- literal rules in formats that escape or refuse ----------------------------------------------
+
+
+def test_a_names_role_is_written_json_escaped():
+    m = names_matcher({"gpu-b17": 'desk "top" \\ x'})
+    out, counts = rewrite("lock.json", '{"route": "gpu-b17", "note": "on gpu-b17"}', m)
+    assert json.loads(out) == {"route": 'desk "top" \\ x', "note": 'on desk "top" \\ x'}
+    assert counts == [2]
+    m = names_matcher({"gpu-b17": 'desk "top"'}, ["route"])
+    out, counts = rewrite("rows.ndjson", '{"route":"gpu-b17","note":"gpu-b17"}\n', m)
+    assert out == '{"route":"desk \\"top\\"","note":"gpu-b17"}\n' and counts == [1]
+
+
+@pytest.mark.parametrize(("path", "text", "role", "where"), [
+    ("cfg/lock.yaml", "a: 1\nhost: gpu-b17\n", "k: v", "cfg/lock.yaml:2:7"),
+    ("rows.tsv", "q\troute\nq1\tgpu-b17\n", "a\tb", "rows.tsv:2:4"),
+])
+def test_an_unsafe_role_stops_with_kit_path_line_col(path, text, role, where):
+    with pytest.raises(UnsafeRewriteError) as err:
+        rewrite(path, text, names_matcher({"gpu-b17": role}))
+    assert str(err.value).startswith(f"{where}: a rule's replacement cannot be written safely here: ")
+    assert "gpu-b17" not in str(err.value)
+
+
+MANY = {**NAMES, **{f"node-{i:02d}": f"n{i % 3}" for i in range(20)}, "node-07.x": "seven"}
+
+
+def test_field_scoped_names_in_compact_json_with_escapes_and_spaces():
+    text = (
+        '{"route":"node-07","host":"node-07.x","note":"node-07"}\n'
+        '{"route":"x\\"node-01","host" : "node-011 node-02"}\n'
+        '{"route":["node-03","gpu-b17.cluster.example.net"],"note":{"route":"node-04"}}\n'
+    )
+    out, counts = rewrite("rows.ndjson", text, names_matcher(MANY, ["route", "host"]))
+    assert out == (
+        '{"route":"n1","host":"seven","note":"node-07"}\n'
+        '{"route":"x\\"n1","host" : "node-011 n2"}\n'
+        '{"route":["n0","desktop"],"note":{"route":"n1"}}\n'
+    )
+    assert counts == [7]
+
+
+# -- digests -----------------------------------------------------------------------------------
+
+DIGEST = "0123456789abcdef" * 4
+
+
+@pytest.mark.parametrize(("data", "found"), [
+    (DIGEST, [(0, 64)]),
+    (DIGEST[:63], []),  # one short
+    ("g" + DIGEST + "A", []),  # 65 digits: no digest
+    (" " + DIGEST.upper() + "\n", [(1, 65)]),
+    ("sha256:" + DIGEST, [(0, 71)]),  # the prefix goes with it
+    ("ha256:" + DIGEST, [(6, 70)]),
+    (DIGEST + "g" + DIGEST[:-1] + " " + DIGEST, [(0, 64), (129, 193)]),
+])
+def test_printed_digests(data, found):
+    assert printed_digests(data.encode()) == [(s, e, data[s:e].removeprefix("sha256:").lower()) for s, e in found]
+
+
+def test_withheld_digests_either_case_with_their_prefix():
+    m = Matcher("digest", placeholder="withheld", withheld=frozenset({DIGEST, "f" * 64, "a" * 64}))
+    data = b"x sha256:" + DIGEST.upper().encode() + b" " + b"f" * 65 + b" " + b"A" * 32 + b"a" * 32
+    assert m.digest_spans(data) == [(2, 73), (140, 204)]
+    assert rewrite_bytes(data, m, "a.ndjson") == (b"x withheld " + b"f" * 65 + b" withheld", 2)
 
 
 HEX = "0123456789abcdefABCDEF"
@@ -302,12 +420,32 @@ def digest_texts(draw):
 
 @settings(max_examples=400, deadline=None)
 @given(digest_texts(), st.sets(st.sampled_from([d.lower() for d in DIGESTS])), st.sampled_from(["withheld", "a" * 64, "x" * 71]))
-def test_withheld_digests_fast_and_event_paths_agree(data, withheld, placeholder):
+def test_withheld_digests_are_the_printed_digests_withheld(data, withheld, placeholder):
     m = Matcher("digest", placeholder=placeholder, withheld=frozenset(withheld))
-    want = [(s, e) for s, e, d in printed_digests(data) if d in withheld]
-    assert m.digest_spans(data) == want
-    fast, slow = Rewriter("a.ndjson", [m]), Rewriter("a.ndjson", [m], collect=True)
-    assert fast.feed(data) == slow.feed(data)
-    assert fast.counts == slow.counts
+    spans = [(s, e) for s, e, d in printed_digests(data) if d in withheld]
+    assert m.digest_spans(data) == spans
+    # Each is replaced by the placeholder, and counted unless it already read as the placeholder.
+    out, last, fired = [], 0, 0
+    for s, e in spans:
+        out += [data[last:s], placeholder.encode()]
+        last = e
+        fired += data[s:e] != placeholder.encode()
+    assert rewrite_bytes(data, m, "a.ndjson") == (b"".join(out) + data[last:], fired)
 
 
+# -- a dry run ---------------------------------------------------------------------------------
+
+
+def test_a_dry_run_keeps_each_firing_with_its_line_and_column_across_chunks():
+    rewriter = Rewriter("rows.ndjson", [path_matcher(), names_matcher(NAMES, ["route"])], collect=True)
+    first = rewriter.feed(b'{"route": "gpu-b17"}\n')
+    second = rewriter.feed(b'{"p": "/x/ls-2026-11-07/a", "route": "x gpu-b17.cluster.example.net"}\n')
+    assert first + second == b'{"route": "desktop"}\n{"p": "learned-sparse-2026-11-07/a", "route": "x desktop"}\n'
+    assert rewriter.counts == [1, 2]
+    assert rewriter.line == 3
+    # A column is where the rule found the text: after the rules before it rewrote the line.
+    assert rewriter.events == [
+        Event(1, 1, 12, "gpu-b17", "desktop"),
+        Event(0, 2, 8, "/x/ls-2026-11-07", "learned-sparse-2026-11-07"),
+        Event(1, 2, 50, "gpu-b17.cluster.example.net", "desktop"),
+    ]
