@@ -10,7 +10,8 @@ the bytes it wrote, "build succeeded" and "the fresh kit verifies clean" are one
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any, Mapping, Sequence
 
 from kitbuild import index as kit_index
 from kitbuild.findings import Finding
@@ -54,18 +55,20 @@ def files_to_observe(docs: KitDocs) -> list[str]:
 
 
 class _Places:
-    """Findings waiting for their line and column: an observation keeps byte offsets."""
+    """Findings waiting for their line (and column): an observation keeps byte offsets."""
 
     def __init__(self, fs: KitFS) -> None:
         self.fs = fs
-        self.waiting: list[tuple[str, int, Callable[[int | None, int | None], Finding]]] = []
+        self.waiting: list[tuple[str, int, Finding, bool]] = []
 
-    def add(self, path: str, offset: int, make: Callable[[int | None, int | None], Finding]) -> None:
-        self.waiting.append((path, offset, make))
+    def add(self, offset: int, finding: Finding, column: bool = False) -> None:
+        """``finding`` gets the line of ``offset`` in its file (and, with ``column``, its column
+        before its message) once the file's few offsets are placed together."""
+        self.waiting.append((finding.path, offset, finding, column))
 
     def findings(self) -> list[Finding]:
         offsets: dict[str, set[int]] = {}
-        for path, offset, _ in self.waiting:
+        for path, offset, _, _ in self.waiting:
             if offset >= 0:
                 offsets.setdefault(path, set()).add(offset)
         places: dict[str, dict[int, tuple[int, int]]] = {}
@@ -76,9 +79,9 @@ class _Places:
             except (MemberError, OSError):
                 places[path] = {}
         out = []
-        for path, offset, make in self.waiting:
+        for path, offset, finding, column in self.waiting:
             line, col = places.get(path, {}).get(offset, (None, None))
-            out.append(make(line, col))
+            out.append(replace(finding, line=line, message=f"column {col}: {finding.message}" if column else finding.message))
         return out
 
 
@@ -185,7 +188,7 @@ def check(fs: KitFS, docs: KitDocs, observed: Mapping[str, Observation], label: 
     for p in sorted(observed):
         for leak in observed[p].leaks:
             counts[leak.code] = counts.get(leak.code, 0) + 1
-            places.add(p, leak.offset, lambda line, col, p=p, leak=leak: Finding(leak.code, p, f"column {col}: {leak.what}{_uncovered(leak.code)}", line=line))
+            places.add(leak.offset, Finding(leak.code, p, f"{leak.what}{_uncovered(leak.code)}"), column=True)
     findings.extend(places.findings())
     checks["leaks"].figures.append(
         f"{_plural(len(observed), 'file')} scanned: {_plural(counts.get('KB501', 0), 'private path')}, "
@@ -348,7 +351,7 @@ def _check_digests(checks: Any, records: set[str], observed: Mapping[str, Observ
             tally[kind] += count
             if kind == "unresolved":
                 message = f"prints sha256 {hexdigest[:12]}… {'once' if count == 1 else f'{count:,} times'}: no file here has it, it is not withheld and provenance.json does not declare it external"
-                places.add(p, first, lambda line, _, p=p, m=message, h=hexdigest: Finding("KB402", p, m, line=line, found=h))
+                places.add(first, Finding("KB402", p, message, found=hexdigest))
         for (key, target, said), (count, first) in sorted(obs.pairs.items(), key=lambda item: (item[1][1], item[0])):
             pairs_total += count
             copy = digest_of.get(target)
@@ -358,7 +361,7 @@ def _check_digests(checks: Any, records: set[str], observed: Mapping[str, Observ
             a, b = _short(said, copy)
             message = f"{key} says {a} for {target}; the copy here has {b}" + (f" ({count:,} records say so; the first is on this line)" if count > 1 else "")
             where = first if first >= 0 else obs.digests.get(said, [0, -1])[1]
-            places.add(p, where, lambda line, _, p=p, m=message, a=copy, f=said: Finding("KB401", p, m, line=line, expected=a, found=f))
+            places.add(where, Finding("KB401", p, message, expected=copy, found=said))
     total = sum(tally.values())
     checks["digests"].figures.append(
         f"{_plural(total, 'digest')} printed in records: {tally['here']:,} check against the copy here, "

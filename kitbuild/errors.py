@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Sequence
 
 if TYPE_CHECKING:
-    from kitbuild.leaks import LeakFinding
+    from kitbuild.findings import Finding
 
 # Exit statuses, documented in README.md ("Exit codes").
 EXIT_OK = 0
@@ -44,15 +44,15 @@ class RuleError(ConfigError):
 
 
 class LeakError(KitbuildError):
-    """The leak gate found private text in the would-be kit (exit 1).
+    """The staged kit has findings a reader's verify would report, or private text (exit 1): nothing is written.
 
-    ``findings`` holds each :class:`~kitbuild.leaks.LeakFinding`, for reports that want them
+    ``findings`` holds each :class:`~kitbuild.findings.Finding`, for reports that want them
     as values rather than as lines of the message.
     """
 
     exit_code = EXIT_FINDINGS
 
-    def __init__(self, message: str, findings: Sequence[LeakFinding] = ()) -> None:
+    def __init__(self, message: str, findings: Sequence[Finding] = ()) -> None:
         super().__init__(message)
         self.findings = list(findings)
 

@@ -204,8 +204,8 @@ class Observer:
             else:
                 seen[0] += 1
         if not obs.long_hex and not obs.binary:
-            m = _LONG_HEX.search(window, lo)
-            obs.long_hex = m is not None and m.start() < hi
+            run = _LONG_HEX.search(window, lo)
+            obs.long_hex = run is not None and run.start() < hi
         if not obs.binary:
             for k, pattern in enumerate(plan.counters):
                 if pattern is None:

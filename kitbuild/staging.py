@@ -43,7 +43,7 @@ def _alive(pid: int) -> bool:
 def remove_stale(parent: Path, name: str) -> list[Path]:
     """Remove the staging folders of ``out`` named ``name`` under ``parent`` whose build is gone."""
     pattern = re.compile(re.escape(f".{name}{_MARK}") + r"(\d+)-")
-    removed = []
+    removed: list[Path] = []
     try:
         entries = list(os.scandir(parent))
     except OSError:

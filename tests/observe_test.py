@@ -27,7 +27,7 @@ from kitbuild.leaks import LeakScanner
 from kitbuild.observe import Observation, Observer, Plan, json_pairs, line_chunks, locate, observe_bytes, observe_stream
 
 # No example database: a run writes nothing into the tree.
-PROPERTY = settings(max_examples=80, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+PROPERTY = settings(max_examples=60, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 HEX = "0123456789abcdef" * 4  # one digest, lower case
 OTHER = "fedcba9876543210" * 4

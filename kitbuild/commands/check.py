@@ -14,6 +14,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from kitbuild.commands.build import build
 from kitbuild.commands.verify import verify
