@@ -84,10 +84,6 @@ def plain_verify(args: Sequence[str]) -> VerifyCall | None:
 def run_verify(call: VerifyCall) -> int:
     """Run the verify command: its report on stdout, or the error that stopped it on stderr; its
     exit status (see ``kitbuild verify --help``)."""
-    from kitbuild.pagesahead import PagesAhead
-
-    # Started before verify's modules are imported: the pages render while they load.
-    ahead = PagesAhead.start(call.kit)
     try:
         from kitbuild.commands.verify import verify
         from kitbuild.formats import check_format, repo_folder
@@ -96,13 +92,10 @@ def run_verify(call: VerifyCall) -> int:
 
         fmt = "json" if call.as_json else check_format(call.format)
         with progress_for(fmt, call.quiet) as progress:
-            report = verify(call.kit, jobs=call.jobs, progress=progress, pages_ahead=ahead)
+            report = verify(call.kit, jobs=call.jobs, progress=progress)
     except KitbuildError as exc:
         print_error(exc)
         return exc.exit_code
-    finally:
-        if ahead is not None:
-            ahead.cancel()
     if fmt == "json":
         text = verify_json(report)
     elif fmt == "github":

@@ -295,15 +295,10 @@ def _scrub(text: str, private: dict[str, str]) -> str:
 
 
 def _import_pages(config: Config) -> None:
-    """Import what rendering the pages takes while the workers read the files: the pages' modules,
-    and jinja2 where the kit's own README template or its figures need it (the built-in templates
-    are rendered without it, see kitbuild.pagecode.plain). At the top of this module jinja2's 25 ms
-    came before the workers forked, with the other cores idle."""
+    """Import what rendering the pages takes (kitbuild.pages, and jinja2 with it) while the
+    workers read the files. At the top of this module jinja2's 25 ms came before the workers
+    forked, with the other cores idle."""
     import kitbuild.pages  # noqa: F401
-    from kitbuild.pagecode import plain  # noqa: F401
-
-    if config.readme_template is not None or config.figures or config.figures_table:
-        import jinja2  # noqa: F401
 
 
 def _write_generated(

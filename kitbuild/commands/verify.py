@@ -36,7 +36,6 @@ from kitbuild.jsonfile import dump_json
 from kitbuild.kitfs import DIR, FILE, OTHER, SYMLINK, ArchiveLimits, KitFS, Member, MemberError, NotAKitError, open_kit, refusal
 from kitbuild.mapped import hexdigest as sha256_hex
 from kitbuild.memory import collector_paused, keep_until_exit
-from kitbuild.pagesahead import PagesAhead
 from kitbuild.prescan import Prescan
 from kitbuild.progress import SILENT, Progress
 from kitbuild.schema import key_path, load_schema, schema_errors
@@ -334,7 +333,6 @@ def verify(
     jobs: int | None = None,
     progress: Progress = SILENT,
     limits: ArchiveLimits = ArchiveLimits(),
-    pages_ahead: PagesAhead | None = None,
 ) -> VerifyReport:
     """Check the kit at ``kit`` (a folder, or a .tar.gz/.zip archive) in reverse and report every finding.
 
@@ -343,11 +341,9 @@ def verify(
     Anything else wrong, an archive's hostile members included, is a finding in the report.
     ``jobs`` worker processes read the files (default: one per core); the report is the same
     for any number. ``progress`` is told the files and bytes read as they are read.
-    ``pages_ahead``: the kit's pages, being rendered in another process since before this call
-    (see kitbuild.pagesahead); verify takes them where they are what it would render itself.
     """
     with collector_paused():
-        return _verify(open_kit(kit, limits), str(kit), jobs, progress, pages_ahead)
+        return _verify(open_kit(kit, limits), str(kit), jobs, progress)
 
 
 class _Start(NamedTuple):
@@ -364,7 +360,7 @@ class _Start(NamedTuple):
     members: dict[str, Member]
 
 
-def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress, pages_ahead: PagesAhead | None) -> VerifyReport:
+def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress) -> VerifyReport:
     # index.json first, so that a folder without one fails before any worker starts.
     index = _read_json(fs, kit_index.INDEX, True)
     provenance_findings: list[Finding] = []
@@ -383,7 +379,7 @@ def _verify(fs: KitFS, kit: str, jobs: int | None, progress: Progress, pages_ahe
             # Placeholders and words: what the quiet test looks for, all from provenance.json.
             prescan = Prescan(fs, small, ScanPlan(records=frozenset(), paths=frozenset(), placeholders=parts["placeholders"], words=words), workers)
             cleanup.callback(prescan.cancel)
-        return _check(fs, kit, workers, progress, start, prescan, cleanup, pages_ahead)
+        return _check(fs, kit, workers, progress, start, prescan, cleanup)
 
 
 def _size_sample(data: bytes | None) -> list[int]:
@@ -407,7 +403,7 @@ def _size_sample(data: bytes | None) -> list[int]:
 
 
 def _check(
-    fs: KitFS, kit: str, jobs: int, progress: Progress, start: _Start, prescan: Prescan | None, cleanup: contextlib.ExitStack, pages_ahead: PagesAhead | None
+    fs: KitFS, kit: str, jobs: int, progress: Progress, start: _Start, prescan: Prescan | None, cleanup: contextlib.ExitStack
 ) -> VerifyReport:
     """Every check, from what :func:`_verify` read first; ``prescan``, if running, is joined for
     the pass over the files. Workers started here are stopped by ``cleanup`` if a check fails."""
@@ -516,11 +512,8 @@ def _check(
                 except UnicodeDecodeError:
                     findings.append(Finding("KB602", source, "is not UTF-8, so it cannot be rendered"))
                     usable = False
-        rendered = pages_ahead.pages(index.data, provenance.data) if usable and pages_ahead is not None and not custom else None
-        if rendered is not None:
-            expect = rendered
-        elif usable:
-            # (jinja2 is imported only here: with the pages rendered ahead, this process never needs it.)
+        if usable:
+            # (jinja2 is imported only here, once the workers have started.)
             from kitbuild.pages import TemplateError, page_context, render_pages
 
             try:
