@@ -4,20 +4,19 @@ The context is built from provenance.json and index.json alone, so a reader's ``
 can render the pages again from the kit and compare bytes. Every template, built-in or one that
 travels with a kit, is rendered in jinja2's sandbox with ``StrictUndefined``: a template that
 reaches for Python internals, or for a name the context does not have, fails instead of running
-or printing nothing. The built-in templates' compiled code runs without jinja2 where it can
-(kitbuild.pagecode.plain), with the same bytes; jinja2 is imported only when something needs it.
+or printing nothing.
 """
 
 from __future__ import annotations
 
 import operator
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping
+
+import jinja2
+from jinja2.sandbox import SandboxedEnvironment
 
 from kitbuild.errors import KitbuildError
 from kitbuild.resources import templates_dir
-
-if TYPE_CHECKING:
-    from jinja2.sandbox import SandboxedEnvironment
 
 # Long kits (say, 100,000 row files) would make a README nobody reads; past this many files a
 # folder's table stops and points to index.json, which lists them all.
@@ -45,19 +44,12 @@ def _cell(text: Any) -> str:
     return str(text).replace("|", "\\|")
 
 
-# The pages' own filters, for jinja2 and for kitbuild.pagecode.plain alike.
 FILTERS = {"thousands": _thousands, "short": _short, "cell": _cell}
 
 
 def _environment(custom: Mapping[str, str]) -> SandboxedEnvironment:
-    import jinja2
-    from jinja2.sandbox import SandboxedEnvironment
-
-    from kitbuild.pagecode.loader import CompiledLoader
-
-    # A kit's own template first; then a built-in one as compiled ahead of time
-    # (kitbuild.pagecode), or from its text when that is not current.
-    loader = jinja2.ChoiceLoader([jinja2.DictLoader(dict(custom)), CompiledLoader(), jinja2.FileSystemLoader(str(templates_dir()))])
+    # A kit's own template first, then the built-in ones.
+    loader = jinja2.ChoiceLoader([jinja2.DictLoader(dict(custom)), jinja2.FileSystemLoader(str(templates_dir()))])
     env = SandboxedEnvironment(
         loader=loader,
         undefined=jinja2.StrictUndefined,
@@ -164,35 +156,15 @@ def page_context(provenance: Mapping[str, Any], index: Mapping[str, Any]) -> dic
 
 
 def render_pages(context: Mapping[str, Any], custom: Mapping[str, str] | None = None) -> dict[str, bytes]:
-    """Each page name -> its bytes. ``custom`` maps a template name (e.g. README.md.j2) to its text.
-
-    The built-in templates are rendered without jinja2 where kitbuild.pagecode.plain can (the
-    same bytes); with a kit's own template, or a page plain leaves, both pages are rendered with
-    jinja2 (:func:`render_with_jinja2`).
-    """
-    from kitbuild.pagecode import plain
-
+    """Each page name -> its bytes. ``custom`` maps a template name (e.g. README.md.j2) to its text."""
     custom = custom or {}
-    pages: dict[str, bytes] = {}
-    for page, template_name in PAGE_TEMPLATES.items():
-        text = None if template_name in custom else plain.render(template_name, context, FILTERS)
-        if text is None:
-            return render_with_jinja2(context, custom)
-        pages[page] = text.encode("utf-8")
-    return pages
-
-
-def render_with_jinja2(context: Mapping[str, Any], custom: Mapping[str, str] | None = None) -> dict[str, bytes]:
-    """:func:`render_pages`, every page with jinja2."""
-    import jinja2
-
-    env = _environment(custom or {})
+    env = _environment(custom)
     pages = {}
     for page, template_name in PAGE_TEMPLATES.items():
         try:
             text = env.get_template(template_name).render(context)
         except jinja2.TemplateError as exc:
-            origin = "the kit's own" if template_name in (custom or {}) else "the built-in"
+            origin = "the kit's own" if template_name in custom else "the built-in"
             raise TemplateError(f"{page}: {origin} template {template_name} cannot be rendered: {type(exc).__name__}: {exc}") from None
         pages[page] = text.encode("utf-8")
     return pages

@@ -15,8 +15,13 @@ from pathlib import Path
 
 import pytest
 
+import kitbuild.pages as pages
 from kitbuild import build
-from kitbuild.pages import TemplateError, page_context, render_pages
+from kitbuild.commands.demo import demo
+from kitbuild.entries import Entry
+from kitbuild.index import index_document, index_json
+from kitbuild.pages import PAGE_TEMPLATES, TemplateError, page_context, render_pages
+from kitbuild.resources import templates_dir
 
 from kittest import make_files, read_tree, write_kit, write_sample_bench
 
@@ -110,3 +115,48 @@ def test_a_bad_user_template_stops_the_build_and_writes_nothing(bench, cli):
         "kitbuild: README.md: the kit's own template README.md.j2 cannot be rendered: UndefinedError: 'oops' is undefined\n"
     )
     assert sorted(os.listdir(bench)) == ["kit.yaml", "page.j2", "src"]
+
+
+def test_a_builds_entries_render_as_index_jsons_dicts():
+    # A build renders from its index entries, a reader's verify from the dicts index.json holds.
+    entries = [Entry("run/a.txt", 2, "ab" * 32), Entry("run/b <&>.txt", 1_000, "cd" * 32)]
+    provenance = dict(context()["provenance"], sources=[{"as": "run", "about": None, "files": 2}])
+    built = render_pages(page_context(provenance, index_document("k", entries)))
+    read = render_pages(page_context(provenance, json.loads(index_json("k", entries, None))))
+    assert built == read
+    assert b"<code>run/b &lt;&amp;&gt;.txt</code>" in built["index.html"]
+    assert b"| `run/b <&>.txt` | 1,000 | `cdcdcdcdcdcd` |" in built["README.md"]
+
+
+def test_the_demo_prints_its_figures(tmp_path):
+    kit = demo(tmp_path / "demo").build.out
+    pages = render_pages(page_context(json.loads((kit / "provenance.json").read_bytes()), json.loads((kit / "index.json").read_bytes())))
+    assert pages == {"README.md": (kit / "README.md").read_bytes(), "index.html": (kit / "index.html").read_bytes()}
+    assert b"| BM25 alone: 400 of 470" in pages["README.md"]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(lambda c: c.pop("records"), id="a name the context lacks"),
+        pytest.param(lambda c: c["rules"].append({"name": "r", "sentence": "s", "total": "many", "firings": {}}), id="thousands of a text"),
+        pytest.param(lambda c: c["rules"].append("a rule that is a text"), id="an attribute of a text"),
+        pytest.param(lambda c: c["folders"][0].pop("about"), id="a key a folder lacks"),
+    ],
+)
+def test_a_context_the_built_in_templates_cannot_render_raises_what_verify_reports(change):
+    ctx = context()
+    change(ctx)
+    with pytest.raises((TemplateError, TypeError, ValueError)):  # KB602 in verify
+        render_pages(ctx)
+
+
+def test_the_built_in_templates_are_read_from_the_templates_folder(monkeypatch, tmp_path):
+    edited = tmp_path / "templates"
+    edited.mkdir()
+    for name in PAGE_TEMPLATES.values():
+        (edited / name).write_bytes((templates_dir() / name).read_bytes() + b"{{ title }} again\n")
+    monkeypatch.setattr(pages, "templates_dir", lambda: edited)
+    out = render_pages(context())
+    assert out["README.md"].endswith(b"T <b> again\n")
+    assert out["index.html"].endswith(b"T &lt;b&gt; again\n")
