@@ -131,9 +131,15 @@ class Observer:
         self._doc: list[bytes] | None = [] if self._format == "json" else None
         self._doc_size = 0
         self._doc_digest = False
-        self._record: list[bytes] = []  # an NDJSON record that runs past a window
+        # An NDJSON record that runs past a window: its pieces, kept only up to PAIR_LIMIT.
+        self._record_open = False
+        self._record: list[bytes] = []
         self._record_start = 0
         self._record_size = 0
+        self._record_digest = False
+        # Where each counter's last match ended (a file offset): a later window resumes there, so
+        # a word that starts before a settle point is not counted again after it.
+        self._resume = [0] * (len(plan.placeholders) + len(plan.words))
 
     def feed(self, data: bytes) -> None:
         if not data:
@@ -155,7 +161,7 @@ class Observer:
             self._window(data, final=True)
         else:
             self._window(b"", final=True)
-        if self._record:
+        if self._record_open:
             self._close_record()
         if self._doc is not None and self._doc_digest:
             if self._doc_size > PAIR_LIMIT:
@@ -211,10 +217,11 @@ class Observer:
                 if pattern is None:
                     continue
                 n = 0
-                for m in pattern.finditer(window, lo):
+                for m in pattern.finditer(window, max(lo, self._resume[k] - base)):
                     if m.start() >= hi:
                         break
                     n += 1
+                    self._resume[k] = base + m.end()
                 target = obs.placeholders if k < len(plan.placeholders) else obs.words
                 target[k if k < len(plan.placeholders) else k - len(plan.placeholders)] += n
         for leak in plan.scanner.scan(window, binary=obs.binary, lo=lo, hi=hi):
@@ -239,11 +246,10 @@ class Observer:
     def _records(self, window: bytes, lo: int, hi: int, digests: list[int]) -> None:
         """Parse each NDJSON record in ``window[lo:hi]`` that prints a digest."""
         pos = lo
-        if self._record:
+        if self._record_open:
             nl = window.find(b"\n", lo, hi)
             end = nl if nl >= 0 else hi
-            self._record.append(window[lo:end])
-            self._record_size += end - lo
+            self._grow_record(window[lo:end])
             if digests and digests[0] < end:
                 self._record_digest = True
             if nl < 0:
@@ -256,18 +262,27 @@ class Observer:
             nl = window.find(b"\n", digests[i], hi)
             if nl < 0:
                 # The record runs on into the next window.
-                self._record, self._record_start = [window[start:hi]], self._base + start
-                self._record_size, self._record_digest = hi - start, True
+                self._open_record(window[start:hi], self._base + start, True)
                 return
             self._parse(window[start:nl], self._base + start)
             pos = nl + 1
             i = bisect.bisect_left(digests, pos, i)
         if hi > pos and window[hi - 1 : hi] != b"\n":
             start = window.rfind(b"\n", pos, hi) + 1 or pos
-            self._record, self._record_start = [window[start:hi]], self._base + start
-            self._record_size, self._record_digest = hi - start, False
+            self._open_record(window[start:hi], self._base + start, False)
 
-    _record_digest = False
+    def _open_record(self, piece: bytes, start: int, digest: bool) -> None:
+        self._record_open, self._record, self._record_size = True, [], 0
+        self._record_start, self._record_digest = start, digest
+        self._grow_record(piece)
+
+    def _grow_record(self, piece: bytes) -> None:
+        # Past the limit the record is only counted as unread: memory stays bounded.
+        self._record_size += len(piece)
+        if self._record_size <= PAIR_LIMIT:
+            self._record.append(piece)
+        else:
+            self._record = []
 
     def _close_record(self) -> None:
         if self._record_digest:
@@ -275,7 +290,7 @@ class Observer:
                 self.obs.pairs_unread += 1
             else:
                 self._parse(b"".join(self._record), self._record_start)
-        self._record, self._record_size, self._record_digest = [], 0, False
+        self._record_open, self._record, self._record_size, self._record_digest = False, [], 0, False
 
     def _parse(self, data: bytes, offset: int) -> None:
         try:

@@ -9,6 +9,7 @@ or printing nothing.
 
 from __future__ import annotations
 
+import hashlib
 import operator
 from typing import Any, Mapping
 
@@ -16,6 +17,7 @@ import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 
 from kitbuild.errors import KitbuildError
+from kitbuild.jsonfile import dump_json
 from kitbuild.resources import templates_dir
 
 # Long kits (say, 100,000 row files) would make a README nobody reads; past this many files a
@@ -152,7 +154,25 @@ def page_context(provenance: Mapping[str, Any], index: Mapping[str, Any]) -> dic
         "figures": figures,
         "figures_table": figures_table,
         "figure_tables": _figure_tables(provenance.get("figures", {})),
+        "kit_digest": _kit_digest(provenance, index),
     }
+
+
+# Pages print the kit's digest from this version on; an earlier kit's pages are rendered as that
+# version wrote them, so that it keeps verifying.
+DIGEST_IN_PAGES_SINCE = (0, 2, 0)
+
+
+def _kit_digest(provenance: Mapping[str, Any], index: Mapping[str, Any]) -> str | None:
+    """The kit's one digest (kitbuild.kitdocs.kit_digest), from index.json as kitbuild writes it."""
+    version = str(provenance.get("tool", {}).get("version", "0"))
+    try:
+        built_by = tuple(int(part) for part in version.split(".")[:3])
+    except ValueError:
+        built_by = ()
+    if built_by < DIGEST_IN_PAGES_SINCE:
+        return None
+    return "sha256:" + hashlib.sha256(dump_json(index)).hexdigest()
 
 
 def render_pages(context: Mapping[str, Any], custom: Mapping[str, str] | None = None) -> dict[str, bytes]:

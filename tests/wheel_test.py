@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from kitbuild.version import __version__
+
 from kitbuild import build
 
 from kittest import read_tree, write_sample_bench
@@ -104,7 +106,7 @@ def test_installed_cli_builds_the_same_kit_as_the_checkout(installed, tmp_path):
 
 def test_installed_python_m_kitbuild(installed, tmp_path):
     _, python = installed
-    assert run(python, "-m", "kitbuild", "--version", cwd=tmp_path).stdout == "kitbuild 0.1.0\n"
+    assert run(python, "-m", "kitbuild", "--version", cwd=tmp_path).stdout == f"kitbuild {__version__}\n"
 
 
 def test_installed_demo_runs(installed, tmp_path):
