@@ -71,7 +71,7 @@ def test_an_edited_ranked_list_is_named_with_both_values_and_where_the_page_prin
     cover_tracks(copy)
     lines = _figure_lines(copy)
     assert "KB701 provenance.json: figure 'hits': provenance.json stores 3 of 5; the kit's files recount 2 of 5" in lines
-    assert "KB706 README.md:17: prints figure 'hits' as provenance.json stores it, 3 of 5; the kit's files recount 2 of 5" in lines
+    assert "KB706 README.md:20: prints figure 'hits' as provenance.json stores it, 3 of 5; the kit's files recount 2 of 5" in lines
     assert "KB705 provenance.json: figure 'stored_hits': equals hits does not hold: stored_hits is 3 of 5, hits is 2 of 5" in lines
     assert any(line.startswith("KB701 provenance.json: figure 'by_type' (its part a.hits): provenance.json stores 2 of 3; the kit's files recount 1 of 3") for line in lines)
 
@@ -115,13 +115,13 @@ EXPECTED = {
     "KB705": [
         "KB701 provenance.json: figure 'stored_hits': provenance.json stores 3 of 5; the kit's files recount 5 of 5",
         "KB705 provenance.json: figure 'stored_hits': equals hits does not hold: stored_hits is 5 of 5, hits is 3 of 5",
-        "KB706 README.md:18: prints figure 'stored_hits' as provenance.json stores it, 3 of 5; the kit's files recount 5 of 5",
-        "KB706 index.html:19: prints figure 'stored_hits' as provenance.json stores it, 3 of 5; the kit's files recount 5 of 5",
+        "KB706 README.md:21: prints figure 'stored_hits' as provenance.json stores it, 3 of 5; the kit's files recount 5 of 5",
+        "KB706 index.html:20: prints figure 'stored_hits' as provenance.json stores it, 3 of 5; the kit's files recount 5 of 5",
     ],
     "KB706": [
         "KB701 provenance.json: figure 'hits': provenance.json stores 4 of 5; the kit's files recount 3 of 5",
-        "KB706 README.md:17: prints figure 'hits' as provenance.json stores it, 4 of 5; the kit's files recount 3 of 5",
-        "KB706 index.html:18: prints figure 'hits' as provenance.json stores it, 4 of 5; the kit's files recount 3 of 5",
+        "KB706 README.md:20: prints figure 'hits' as provenance.json stores it, 4 of 5; the kit's files recount 3 of 5",
+        "KB706 index.html:19: prints figure 'hits' as provenance.json stores it, 4 of 5; the kit's files recount 3 of 5",
     ],
     "KB707": ["KB707 provenance.json: figures_table[1]: names bench-2026/score/gone.json, which is not in the kit"],
     "KB708": ["KB708 provenance.json: figures_table[1]: names the field 'counts.any@5', which none of its files has (bench-2026/score/summary.json)"],
