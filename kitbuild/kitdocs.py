@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Mapping
 
 import orjson
@@ -58,7 +59,7 @@ class KitDocs:
     findings: list[Finding] = field(default_factory=list)
     template: tuple[str, bytes] | None = None
 
-    @property
+    @cached_property
     def entries(self) -> list[dict[str, Any]]:
         """index.json's well-formed entries, even when others are not (their findings are KB002)."""
         files = self.index.document.get("files") if isinstance(self.index.document, dict) else None

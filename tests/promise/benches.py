@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import hypothesis.strategies as st
+import orjson
 
 from kittest import USER_REGEX_RULE, make_files, write_kit
 
@@ -389,3 +390,60 @@ def snapshot(folders: Iterable[Path]) -> dict[str, bytes]:
             elif p.is_dir():
                 out[str(p) + "/"] = b""
     return out
+
+
+# -- kits to tamper with --------------------------------------------------------------------------
+
+TEMPLATE = "# {{ title }}\n\n{{ records }} records in {{ folders|length }} folder(s), dated {{ date }}.\n"
+
+
+def write_tamper_bench(root: Path, n: int, *, template: bool = False) -> Path:
+    """A bench of one source with ``n`` small text records (the first names a machine that
+    box-name-to-role rewrites), an allow entry, and optionally a README template; its kit.yaml."""
+    records = {f"r{i:05d}.txt": f"record {i} of the run\n" for i in range(n)}
+    records["r00000.txt"] = f"record 0 ran on {HOST}\n"
+    make_files(root / "src", records)
+    config: dict[str, Any] = {
+        "out": "./kit",
+        "sources": [{"path": "src", "as": "runs", "about": "one run"}],
+        "rules": [{"use": "box-name-to-role", "with": {"names": {HOST: "worker"}}}],
+        "allow": [{"text": "/home/ada", "why": "a shared folder that names no person"}],
+    }
+    if template:
+        (root / "README.md.j2").write_text(TEMPLATE, encoding="utf-8")
+        config["readme"] = {"template": "./README.md.j2"}
+    return write_kit(root, **config)
+
+
+def kit_digest_of(kit: Path) -> str:
+    """What a kit's one digest is: 'sha256:' and the sha256 of its index.json."""
+    return "sha256:" + sha((kit / "index.json").read_bytes())
+
+
+def rewrite_sums(kit: Path) -> None:
+    """SHA256SUMS written again, as kitbuild writes it, for the record files index.json lists."""
+    from kitbuild.index import sums_of
+
+    index = orjson.loads((kit / "index.json").read_bytes())
+    records = {e["path"]: sha((kit / e["path"]).read_bytes()) for e in index["files"] if e["path"] != "SHA256SUMS" and not e["path"].startswith("_templates/")}
+    (kit / "SHA256SUMS").write_bytes(sums_of(records))
+
+
+def repin(kit: Path) -> None:
+    """index.json written again, as kitbuild writes it, with every listed file's size and digest
+    (SHA256SUMS and a template included) and provenance.json's, as the files are now: what a
+    careful tamperer does after changing them. The pages are left alone."""
+    from kitbuild.index import entry, index_bytes
+
+    index = orjson.loads((kit / "index.json").read_bytes())
+    entries = [entry(e["path"], (kit / e["path"]).read_bytes()) for e in index["files"] if (kit / e["path"]).is_file()]
+    (kit / "index.json").write_bytes(index_bytes(index["kit"], entries, entry("provenance.json", (kit / "provenance.json").read_bytes())))
+
+
+def edit_provenance(kit: Path, change: Any) -> None:
+    """provenance.json loaded, changed by ``change``, and written in kitbuild's own layout."""
+    from kitbuild.jsonfile import dump_json
+
+    document = orjson.loads((kit / "provenance.json").read_bytes())
+    change(document)
+    (kit / "provenance.json").write_bytes(dump_json(document))
