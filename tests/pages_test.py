@@ -110,14 +110,35 @@ def test_a_bad_user_template_fails_instead_of_printing_nothing(template, why):
     assert why in str(err.value)
 
 
-def test_a_bad_user_template_stops_the_build_and_writes_nothing(bench, cli):
-    make_files(bench, {"src": {"a.txt": "x\n"}, "page.j2": "{{ oops }}\n"})
-    write_kit(bench, sources=[{"path": "src", "as": "run"}], readme={"template": "page.j2"})
+KIT_YAML = """\
+kit: k
+title: A kit
+date: 2026-11-09
+sources:
+  - path: src
+    as: run
+readme:
+  template: page.j2
+"""
+
+
+@pytest.mark.parametrize(
+    "template, why",
+    [
+        (b"{{ oops }}\n", "cannot be rendered: UndefinedError: 'oops' is undefined"),
+        (b"{{ 'x' * 10**9 }}\n", "cannot be rendered: '*' would build 1,000,000,000 characters or items, more than the limit of 16,777,216 for one step; build less at once"),
+        (b"{% for i in range(10**9) %}{% endfor %}", "cannot be rendered: range() of more than 100,000 numbers is over the limit; loop over fewer"),
+        (b"# caf\xe9\n", "is not UTF-8 text (byte 5); save it as UTF-8."),
+    ],
+    ids=["undefined", "too big", "too long", "not UTF-8"],
+)
+def test_a_bad_user_template_stops_the_build_naming_it_and_writes_nothing(bench, cli, template, why):
+    # The kit's own template is the researcher's input: exit 2, at the kit.yaml line that names it.
+    make_files(bench, {"src": {"a.txt": "x\n"}})
+    (bench / "page.j2").write_bytes(template)
+    write_kit(bench, KIT_YAML)
     result = cli("build")
-    assert result.exit_code == 1
-    assert result.stderr == (
-        "kitbuild: README.md: the kit's own template README.md.j2 cannot be rendered: UndefinedError: 'oops' is undefined\n"
-    )
+    assert (result.exit_code, result.stderr) == (2, f"kitbuild: kit.yaml:8:13: readme.template: page.j2 {why}\n")
     assert sorted(os.listdir(bench)) == ["kit.yaml", "page.j2", "src"]
 
 

@@ -317,7 +317,10 @@ def _write_generated(
         name = f"{kit_index.TEMPLATES_DIR}/README.md.j2"
         generated[name] = text
         listed.append(Entry.from_bytes(name, text))
-        custom["README.md.j2"] = text.decode("utf-8")
+        try:
+            custom["README.md.j2"] = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{_template_named(config)} is not UTF-8 text (byte {exc.start}); save it as UTF-8.") from None
         pages_from["README.md"] = name
     counts: dict[str, int] = {}
     for r in results:
@@ -328,14 +331,26 @@ def _write_generated(
     index_data = kit_index.index_document(config.kit, listed, Entry.from_bytes(kit_index.PROVENANCE, generated[kit_index.PROVENANCE]))
     index_doc = dump_json(index_data)
     generated[kit_index.INDEX] = index_doc
-    from kitbuild.pages import page_context, render_pages  # (imported while the files ran: see _import_pages)
+    from kitbuild.pages import TemplateError, page_context, render_pages  # (imported while the files ran: see _import_pages)
 
-    generated.update(render_pages(page_context(provenance, index_data), custom))
+    try:
+        generated.update(render_pages(page_context(provenance, index_data), custom))
+    except TemplateError as exc:
+        if exc.template is None:  # a built-in template: the kit's data, not its config
+            raise
+        # The kit's own template is the researcher's input, named where kit.yaml names it.
+        raise ConfigError(_scrub(f"{_template_named(config)} cannot be rendered: {exc.reason}", config.private_strings())) from None
     for name, data in generated.items():
         path = staging / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
     return generated
+
+
+def _template_named(config: Config) -> str:
+    """The README template as kit.yaml names it, and where: how a message about it begins."""
+    named = _scrub(str(config.data["readme"]["template"]), config.private_strings())
+    return f"{config.document.where(['readme', 'template'])}: readme.template: {named}"
 
 
 def _leak_message(shown: list[LeakFinding]) -> str:
