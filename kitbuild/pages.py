@@ -41,8 +41,9 @@ PAGE_TEMPLATES = {"README.md": "README.md.j2", "index.html": "index.html.j2"}
 PUBLIC_CONFIG_KEYS = ("kit", "title", "date", "licence", "summary", "sources", "allow", "external_digests", "not_here")
 
 # The limits on rendering the pages, for every template. The built-in templates render the demo
-# kit in milliseconds into pages of 20 KiB, and a kit of 100,000 files into a few MiB, each rule's
-# firings listed file by file; these are far beyond what any page needs.
+# kit in milliseconds into 27 KiB, and a kit of 100,000 files with three rules firing in each
+# (every firing listed, file by file) in a third of a second into 10 MiB: these are far beyond
+# what any page needs.
 RENDER_SECONDS = 10.0  # both pages, from reading the first template to the last character
 MAX_PAGE = 64 << 20  # characters of one page
 MAX_STEP = 16 << 20  # characters (or items, for a list) one operation may build: '*', '~', a filter...
@@ -112,8 +113,9 @@ _NESTED_FIELD = re.compile(r"\{[^{}]*\{")
 _DIGITS = re.compile(r"\d+")
 
 
-class _Refused(Exception):
-    """A template went past a limit; the message says which, and what to do."""
+class _Refused(jinja2.TemplateError):
+    """A template went past a limit; the message says which, and what to do. (A jinja2 error, so
+    that whoever renders a text with :func:`bounded_environment` reports it as jinja2's own.)"""
 
 
 def _too_big(size: int, what: str) -> _Refused:
@@ -284,19 +286,8 @@ class _BoundedEnvironment(SandboxedEnvironment):
     # constants when a template is compiled, before any limit holds.)
     intercepted_binops = frozenset({"+", "*", "%", "**"})
 
-    def __init__(self, custom: Mapping[str, str]) -> None:
-        super().__init__(
-            # A kit's own template first, then the built-in ones.
-            loader=jinja2.ChoiceLoader([jinja2.DictLoader(dict(custom)), jinja2.FileSystemLoader(str(templates_dir()))]),
-            undefined=jinja2.StrictUndefined,
-            keep_trailing_newline=True,
-            # The templates end in .j2: autoescape must look at the name before it, or index.html is
-            # rendered unescaped and a title or file name with "<" or "&" breaks the page.
-            autoescape=jinja2.select_autoescape(enabled_extensions=("html", "html.j2"), default_for_string=False),
-            trim_blocks=True,
-            lstrip_blocks=True,
-            finalize=self._printable,
-        )
+    def __init__(self, **options: Any) -> None:
+        super().__init__(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, finalize=self._printable, **options)
         self.globals["range"] = self._range
         # Placeholder text drawn at random: a page made with it never renders the same twice, so
         # no kit can use it, and it makes its text in a loop no limit here could reach.
@@ -497,6 +488,25 @@ class _BoundedEnvironment(SandboxedEnvironment):
         return measured
 
 
+def bounded_environment(**options: Any) -> SandboxedEnvironment:
+    """jinja2's sandbox with ``StrictUndefined``, bounded as the pages' is (``options`` as jinja2
+    takes them): for another short template a kit brings, a figure's page text. Past a limit, a
+    rendering raises a :class:`jinja2.TemplateError` that says which. The clock starts here."""
+    return _BoundedEnvironment(**options)
+
+
+def _pages_environment(custom: Mapping[str, str]) -> _BoundedEnvironment:
+    return _BoundedEnvironment(
+        # A kit's own template first, then the built-in ones.
+        loader=jinja2.ChoiceLoader([jinja2.DictLoader(dict(custom)), jinja2.FileSystemLoader(str(templates_dir()))]),
+        # The templates end in .j2: autoescape must look at the name before it, or index.html is
+        # rendered unescaped and a title or file name with "<" or "&" breaks the page.
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html", "html.j2"), default_for_string=False),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
 def _arguments(signature: inspect.Signature, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Mapping[str, Any]:
     """A filter's arguments by name; its own error, where they do not fit, comes when it is called."""
     try:
@@ -603,7 +613,7 @@ def render_pages(context: Mapping[str, Any], custom: Mapping[str, str] | None = 
     template past a limit, or one jinja2 cannot render, raises :class:`TemplateError`.
     """
     custom = custom or {}
-    env = _BoundedEnvironment(custom)
+    env = _pages_environment(custom)
     pages = {}
     for page, template_name in PAGE_TEMPLATES.items():
         own = template_name in custom

@@ -237,7 +237,7 @@ def test_the_bounded_sandbox_renders_what_jinja2_renders():
     assert readme.startswith("- run/a <&>.txt (2)- run/b.txt (1000) [2]* run/a <&>.txt (2) calledT <B> & MORE a of 2      b\nyyyyyabcd")
     # Escaped where the page is HTML: '~' joins markup as jinja2 would.
     html = "{% autoescape true %}{{ title ~ '<i>' }}{% endautoescape %}" + EVERY_HOOK
-    env = pages._BoundedEnvironment({"page.html": html})
+    env = pages._pages_environment({"page.html": html})
     page = env.render_page("page.html", ctx)
     assert page == _jinja2(html, "page.html", ctx)
     assert page.startswith("T &lt;b&gt; &amp; more&lt;i&gt;- run/a &lt;&amp;&gt;.txt (2)")
@@ -348,3 +348,23 @@ def test_verify_reports_a_travelling_template_past_a_limit(tmp_path, template, w
         "  KB602 _templates/README.md.j2: cannot be rendered in the sandbox: README.md: the kit's own template README.md.j2 cannot be rendered: "
     )
     assert why in line
+
+
+@pytest.mark.parametrize("text, why", [HOSTILE["a text times a billion"], HOSTILE["a long range"]])
+def test_a_figure_page_text_past_a_limit_is_a_template_error(text, why):
+    # A figures_table row of a stranger's provenance.json is rendered by verify too, in the same sandbox.
+    started = time.monotonic()
+    with pytest.raises(TemplateError) as err:
+        context(figures_table=[{"page": "fine", "files": [], "fields": []}, {"page": text, "files": [], "fields": []}])
+    assert time.monotonic() - started < 5
+    assert err.value.message.startswith("figures_table: readme.figures_table[1].page: cannot be rendered: ")
+    assert why in err.value.message
+
+
+def test_a_figures_tables_texts_share_one_clock(monkeypatch):
+    monkeypatch.setattr(pages, "RENDER_SECONDS", 0.5)
+    slow = "{% for i in range(50000) %}{% endfor %}"  # well under 0.5 s alone
+    started = time.monotonic()
+    with pytest.raises(TemplateError, match="it ran longer than 0.5 seconds"):
+        context(figures_table=[{"page": slow, "files": [], "fields": []}] * 200)
+    assert time.monotonic() - started < 3
