@@ -80,7 +80,7 @@ CODES: dict[str, str] = {
     "KB503": "A private IPv4 address (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16) that the allow list does not cover.",
     # -- pages ----------------------------------------------------------------------------
     "KB601": "A page (README.md, index.html) differs from the one its template renders from the kit's own data.",
-    "KB602": "A page's template cannot be rendered in the sandbox (an error, or a reach for Python internals).",
+    "KB602": "A page's template cannot be rendered in the sandbox (an error, a reach for Python internals, or a limit on time or size passed).",
     "KB603": "A page (README.md, index.html) is missing.",
     "KB604": "provenance.pages names a template that is not a listed file under _templates/ of the kit.",
     # -- figures --------------------------------------------------------------------------

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +25,7 @@ from kitbuild.index import index_bytes
 from kitbuild.pages import PAGE_TEMPLATES, TemplateError, page_context, render_pages
 from kitbuild.resources import templates_dir
 
+from commands.verify_kits import build_kit, copy_kit, refresh
 from kittest import make_files, read_tree, write_kit, write_sample_bench
 
 GOLDEN = Path(__file__).parent / "golden" / "sample-kit"
@@ -105,14 +109,35 @@ def test_a_bad_user_template_fails_instead_of_printing_nothing(template, why):
     assert why in str(err.value)
 
 
-def test_a_bad_user_template_stops_the_build_and_writes_nothing(bench, cli):
-    make_files(bench, {"src": {"a.txt": "x\n"}, "page.j2": "{{ oops }}\n"})
-    write_kit(bench, sources=[{"path": "src", "as": "run"}], readme={"template": "page.j2"})
+KIT_YAML = """\
+kit: k
+title: A kit
+date: 2026-11-09
+sources:
+  - path: src
+    as: run
+readme:
+  template: page.j2
+"""
+
+
+@pytest.mark.parametrize(
+    "template, why",
+    [
+        (b"{{ oops }}\n", "cannot be rendered: UndefinedError: 'oops' is undefined"),
+        (b"{{ 'x' * 10**9 }}\n", "cannot be rendered: '*' would build 1,000,000,000 characters or items, more than the limit of 16,777,216 for one step; build less at once"),
+        (b"{% for i in range(10**9) %}{% endfor %}", "cannot be rendered: range() of more than 100,000 numbers is over the limit; loop over fewer"),
+        (b"# caf\xe9\n", "is not UTF-8 text (byte 5); save it as UTF-8."),
+    ],
+    ids=["undefined", "too big", "too long", "not UTF-8"],
+)
+def test_a_bad_user_template_stops_the_build_naming_it_and_writes_nothing(bench, cli, template, why):
+    # The kit's own template is the researcher's input: exit 2, at the kit.yaml line that names it.
+    make_files(bench, {"src": {"a.txt": "x\n"}})
+    (bench / "page.j2").write_bytes(template)
+    write_kit(bench, KIT_YAML)
     result = cli("build")
-    assert result.exit_code == 1
-    assert result.stderr == (
-        "kitbuild: README.md: the kit's own template README.md.j2 cannot be rendered: UndefinedError: 'oops' is undefined\n"
-    )
+    assert (result.exit_code, result.stderr) == (2, f"kitbuild: kit.yaml:8:13: readme.template: page.j2 {why}\n")
     assert sorted(os.listdir(bench)) == ["kit.yaml", "page.j2", "src"]
 
 
@@ -156,3 +181,186 @@ def test_the_built_in_templates_are_read_from_the_templates_folder(monkeypatch, 
     out = render_pages(context())
     assert out["README.md"].endswith(b"T <b> again\n")
     assert out["index.html"].endswith(b"T &lt;b&gt; again\n")
+
+
+# -- the bounded sandbox ----------------------------------------------------------------------------
+
+# Every construct the bounded environment hooks (loops, calls, filters, operators, '~', blocks),
+# used the way a page would use them.
+EVERY_HOOK = """\
+{% macro row(f, mark='-') %}{{ mark }} {{ f.path ~ ' (' ~ f.size ~ ')' }}{% endmacro %}
+{% macro called(f) %}{{ row(f, '*') }}{{ caller() }}{% endmacro %}
+{% for f in files %}{{ row(f) }}{% if loop.last %} [{{ loop.length }}]{% endif %}
+{% else %}none
+{% endfor %}
+{% call called(files[0]) %} called{% endcall %}
+{% set block %}{{ title|upper }} {{ '%s of %d'|format('a', 2) }} {{ '{:>6}'.format('b') }}{% endset %}{{ block }}
+{% filter replace('x', 'y') %}x{{ 'x' * 3 }}x{% endfilter %}
+{{ 'ab' + 'cd' }} {{ [1, 2] + [3] }} {{ 2 ** 10 }} {{ 7 % 3 }} {{ '%05.1f' % 3.14159 }} {{ 3 * 'z' }}
+{% for i in range(3) %}{{ i }}{{ ', ' if not loop.last }}{% endfor %}
+{{ range(5)|batch(2, 0)|list }} {{ range(5)|slice(2)|list }} {{ [[1], [2]]|sum(start=[]) }} {{ ['a', 'b']|join('/') }}
+{{ 'x'|center(5) }}|{{ 'a\\nb'|indent(2) }}|{{ 'long words here'|wordwrap(5) }}|{{ 'truncate me please'|truncate(9, leeway=0) }}
+{{ {'b': 1, 'a': [1, 'x']}|tojson }} {{ {'a': 1}|dictsort }} {{ files|map(attribute='size')|sum }} {{ [3, 1, 2]|sort }}
+{% set ns = namespace(items=[]) %}{% for f in files %}{% set _ = ns.items.append(f.size) %}{% endfor %}{{ ns.items }}
+{{ 'a-b'.replace('-', '+') }} {{ '-'.join(['a', 'b']) }} {{ 'x'.ljust(3) }}| {{ dict(a=1) }} {{ cycler('a', 'b').next() }}
+{% for k, v in {'k': [1, 2]}.items() recursive %}{{ k }}={{ v }}{% endfor %}
+{{ title[1:4] }} {{ (files[::-1]|first).path }} {% for f in files[:1] %}{{ f.size }}{% endfor %}
+"""
+
+
+def _jinja2(template: str, name: str, ctx) -> str:
+    """``template`` rendered by jinja2's own sandbox, set as the pages' environment is."""
+    import jinja2
+    from jinja2.sandbox import SandboxedEnvironment
+
+    env = SandboxedEnvironment(
+        loader=jinja2.DictLoader({name: template}),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html", "html.j2"), default_for_string=False),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(pages.FILTERS)
+    return env.get_template(name).render(ctx)
+
+
+def test_the_bounded_sandbox_renders_what_jinja2_renders():
+    ctx = context(title="T <b> & more")
+    ctx["files"] = [{"path": "run/a <&>.txt", "size": 2}, {"path": "run/b.txt", "size": 1_000}]
+    readme = render_pages(ctx, {"README.md.j2": EVERY_HOOK})["README.md"].decode()
+    assert readme == _jinja2(EVERY_HOOK, "README.md.j2", ctx)
+    assert readme.startswith("- run/a <&>.txt (2)- run/b.txt (1000) [2]* run/a <&>.txt (2) calledT <B> & MORE a of 2      b\nyyyyyabcd")
+    # Escaped where the page is HTML: '~' joins markup as jinja2 would.
+    html = "{% autoescape true %}{{ title ~ '<i>' }}{% endautoescape %}" + EVERY_HOOK
+    env = pages._pages_environment({"page.html": html})
+    page = env.render_page("page.html", ctx)
+    assert page == _jinja2(html, "page.html", ctx)
+    assert page.startswith("T &lt;b&gt; &amp; more&lt;i&gt;- run/a &lt;&amp;&gt;.txt (2)")
+
+
+def render_own(template: str) -> dict[str, bytes]:
+    return render_pages(context(), {"README.md.j2": template})
+
+
+def copies(expression: str) -> str:
+    """Ten copies of a text of ten million characters, each kept."""
+    return "{% set a = 'x' * 10000000 %}" + "".join(f"{{% set a{i} = {expression} %}}" for i in range(10))
+
+
+# Each hostile template, and what its error says (after "cannot be rendered: ").
+HOSTILE = {
+    "a long range": ("{% for i in range(10**9) %}{% endfor %}", "range() of more than 100,000 numbers is over the limit; loop over fewer"),
+    "a text times a billion": ("{{ 'x' * 10**9 }}", "'*' would build 1,000,000,000 characters or items, more than the limit of 16,777,216 for one step"),
+    "a list times a billion": ("{{ ([0] * 1000000000)|length }}", "'*' would build 1,000,000,000 characters or items"),
+    "a huge power": ("{{ 2 ** 1000000000 }}", "it would compute a number of about 2,000,000,000 bits, more than the limit of 65,536"),
+    "a text doubled by ~": ("{% set a = 'x' %}" + "{% set a = a ~ a %}" * 40, "'~' would build 33,554,432 characters or items"),
+    "a list doubled by +": ("{% set a = [0] %}" + "{% set a = a + a %}" * 40, "'+' would build 33,554,432 characters or items"),
+    "a list doubled in place": ("{% set a = [0] %}{% for i in range(40) %}{% set _ = a.extend(a) %}{% endfor %}", "extend() would build 33,554,432"),
+    "a list of lists printed": ("{% set a = [0] %}" + "{% set a = [a, a] %}" * 40 + "{{ a }}", "printing a list or dict would build"),
+    "a list of lists joined": ("{% set a = [0] %}" + "{% set a = [a, a] %}" * 40 + "{{ a|join }}", "the filter 'join' would build"),
+    "a wide center": ("{{ 'x'|center(10**9) }}", "the filter 'center' would build 1,000,000,000"),
+    "a wide ljust": ("{{ 'x'.ljust(10**9) }}", "ljust() would build 1,000,000,000"),
+    "a wide format field": ("{{ '{:>1000000000}'.format(1) }}", "format() would build 1,000,000,022"),
+    "a wide %-format": ("{{ '%1000000000d' % 1 }}", "'%' would build 1,000,000,020"),
+    "a replace that multiplies": ("{% set a = 'x' * 100000 %}{{ a|replace('x', a) }}", "the filter 'replace' would build 10,000,000,000"),
+    "a batch padded to a billion": ("{{ [1]|batch(10**9, 0)|list }}", "batch() asks for 1,000,000,000 items, more than the limit of 100,000"),
+    "a billion slices": ("{{ [1]|slice(10**9)|list }}", "slice() asks for 1,000,000,000 items, more than the limit of 100,000"),
+    "a sum of lists": ("{{ ([[0] * 4000] * 4000)|sum(start=[])|length }}", "the filter 'sum' would build"),
+    "texts joined by ~": (copies("a ~ '!'"), "it builds more than 67,108,864 characters and items in all"),
+    "texts sliced": (copies("a[::-1]"), "it builds more than 67,108,864"),
+    "texts from a method": (copies("a.upper()"), "it builds more than 67,108,864"),
+    "texts from a filter": (copies("a|upper"), "it builds more than 67,108,864"),
+    "lists of characters": (copies("a|list"), "it builds more than 67,108,864"),
+    "blocks of text": ("".join(f"{{% set b{k} %}}{{% for i in range(100000) %}}{'y' * 100}{{% endfor %}}{{% endset %}}" for k in range(10)), "it builds more than 67,108,864"),
+    "a huge page": ("{% for i in range(100000) %}" + "z" * 1000 + "{% endfor %}", "it would write more than 67,108,864 characters, the limit for one page"),
+    "a macro calling itself": ("{% macro m() %}{{ m() }}{% endmacro %}{{ m() }}", "its calls nest more than 64 deep"),
+    "a template including itself": ("x{% include 'README.md.j2' %}", "it nests too deep (a macro or {% include %} that calls itself without end?)"),
+    "a list nested a million deep": ("{% set ns = namespace(a=0) %}{% for i in range(100000) %}{% set ns.a = [ns.a] %}{% endfor %}{{ ns.a }}", "it nests too deep"),
+}
+
+
+@pytest.mark.parametrize("template, why", list(HOSTILE.values()), ids=list(HOSTILE))
+def test_a_template_past_a_limit_stops_quickly_saying_which(template, why):
+    started = time.monotonic()
+    with pytest.raises(TemplateError) as err:
+        render_own(template)
+    assert time.monotonic() - started < 5
+    assert err.value.template == "README.md.j2"
+    assert err.value.message.startswith("README.md: the kit's own template README.md.j2 cannot be rendered: ")
+    assert why in err.value.reason, err.value.reason
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+        "{% macro m(n) %}{% if n %}{{ m(n - 1) }}{{ m(n - 1) }}{% endif %}{% endmacro %}{{ m(60) }}",
+        "{% for i in range(100000) %}{% for f in files %}{% for g in files %}{{ f.path[:0] }}{% endfor %}{% endfor %}{% endfor %}",
+    ],
+    ids=["nested loops", "a macro calling itself twice", "loops over the kit's files"],
+)
+def test_a_template_that_runs_too_long_stops_at_the_time_limit(monkeypatch, template):
+    monkeypatch.setattr(pages, "RENDER_SECONDS", 0.5)
+    started = time.monotonic()
+    with pytest.raises(TemplateError) as err:
+        render_own(template)
+    assert time.monotonic() - started < 3
+    assert err.value.reason.startswith("it ran longer than 0.5 seconds, the time limit for rendering the pages; make it do less work")
+
+
+def test_loops_stop_past_their_items_in_all(monkeypatch):
+    monkeypatch.setattr(pages, "MAX_LOOP_ITEMS", 1_000)
+    render_own("{% for i in range(10) %}{% for j in range(10) %}{% endfor %}{% endfor %}")  # 110 items
+    with pytest.raises(TemplateError) as err:
+        render_own("{% for i in range(10) %}{% for j in range(100) %}{% endfor %}{% endfor %}")  # 1,010
+    assert "its loops take more than 1,000 items in all" in err.value.reason
+
+
+def test_lipsum_is_not_there():
+    # Random placeholder text: a page made with it would never render the same twice.
+    with pytest.raises(TemplateError, match="UndefinedError: 'lipsum' is undefined"):
+        render_own("{{ lipsum(10**9) }}")
+
+
+def test_a_template_that_fails_in_python_is_a_template_error():
+    with pytest.raises(TemplateError, match="cannot be rendered: ZeroDivisionError: division by zero"):
+        render_own("{{ 1 / 0 }}")
+
+
+@pytest.mark.parametrize("template, why", [HOSTILE["a long range"], HOSTILE["a text times a billion"], HOSTILE["a template including itself"]])
+def test_verify_reports_a_travelling_template_past_a_limit(tmp_path, template, why):
+    # A kit built with a harmless template of its own, then given a hostile one, its pins made
+    # to match as a tamperer would.
+    kit = copy_kit(build_kit(tmp_path / "built", template="# {{ title }}\n"), tmp_path / "kit")
+    (kit / "_templates" / "README.md.j2").write_text(template, encoding="utf-8")
+    refresh(kit)
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "kitbuild", "verify", str(kit)], capture_output=True, text=True, timeout=120)
+    assert time.monotonic() - started < 60
+    assert (done.returncode, done.stderr) == (1, "")
+    [line] = [line for line in done.stdout.splitlines() if "KB602" in line]
+    assert line.startswith(
+        "  KB602 _templates/README.md.j2: cannot be rendered in the sandbox: README.md: the kit's own template README.md.j2 cannot be rendered: "
+    )
+    assert why in line
+
+
+@pytest.mark.parametrize("text, why", [HOSTILE["a text times a billion"], HOSTILE["a long range"]])
+def test_a_figure_page_text_past_a_limit_is_a_template_error(text, why):
+    # A figures_table row of a stranger's provenance.json is rendered by verify too, in the same sandbox.
+    started = time.monotonic()
+    with pytest.raises(TemplateError) as err:
+        context(figures_table=[{"page": "fine", "files": [], "fields": []}, {"page": text, "files": [], "fields": []}])
+    assert time.monotonic() - started < 5
+    assert err.value.message.startswith("figures_table: readme.figures_table[1].page: cannot be rendered: ")
+    assert why in err.value.message
+
+
+def test_a_figures_tables_texts_share_one_clock(monkeypatch):
+    monkeypatch.setattr(pages, "RENDER_SECONDS", 0.5)
+    slow = "{% for i in range(50000) %}{% endfor %}"  # well under 0.5 s alone
+    started = time.monotonic()
+    with pytest.raises(TemplateError, match="it ran longer than 0.5 seconds"):
+        context(figures_table=[{"page": slow, "files": [], "fields": []}] * 200)
+    assert time.monotonic() - started < 3

@@ -386,7 +386,7 @@ def _write_generated(config: Config, staging: Path, results: list[FileResult], r
         try:
             custom["README.md.j2"] = text.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise ConfigError(f"{config.document.where(['readme', 'template'])}: readme.template: {config.readme_template.name} is not UTF-8 (byte {exc.start}); save it as UTF-8.") from None
+            raise ConfigError(f"{_template_named(config)} is not UTF-8 text (byte {exc.start}); save it as UTF-8.") from None
         generated[name] = text
         listed.append(entry(name, text))
         pages_from[kit_index.README] = name
@@ -396,12 +396,24 @@ def _write_generated(config: Config, staging: Path, results: list[FileResult], r
         counts[top] = counts.get(top, 0) + 1
     generated[kit_index.PROVENANCE] = dump_json(provenance_json(config, rules, counts, pages_from, figures))
     generated[kit_index.INDEX] = kit_index.index_bytes(config.kit, listed, entry(kit_index.PROVENANCE, generated[kit_index.PROVENANCE]))
-    from kitbuild.pages import page_context, render_pages
+    from kitbuild.pages import TemplateError, page_context, render_pages
 
-    generated.update(render_pages(page_context(orjson.loads(generated[kit_index.PROVENANCE]), orjson.loads(generated[kit_index.INDEX])), custom))
+    try:
+        generated.update(render_pages(page_context(orjson.loads(generated[kit_index.PROVENANCE]), orjson.loads(generated[kit_index.INDEX])), custom))
+    except TemplateError as exc:
+        if exc.template is None:  # a built-in template: the kit's data, not its config
+            raise
+        # The kit's own template is the researcher's input, named where kit.yaml names it.
+        raise ConfigError(_scrub(f"{_template_named(config)} cannot be rendered: {exc.reason}", private_strings(config))) from None
     for name, data in generated.items():
         path = staging / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
     return generated
+
+
+def _template_named(config: Config) -> str:
+    """The README template as kit.yaml names it, and where: how a message about it begins."""
+    named = _scrub(str(config.data["readme"]["template"]), private_strings(config))
+    return f"{config.document.where(['readme', 'template'])}: readme.template: {named}"
 

@@ -94,14 +94,18 @@ def records(values: Mapping[str, FigureValue]) -> dict[str, dict[str, Any]]:
 
 
 def text_environment() -> SandboxedEnvironment:
-    """The sandbox figure texts are rendered in: undefined names fail, nothing is escaped."""
-    return SandboxedEnvironment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
+    """The sandbox figure texts are rendered in: undefined names fail, nothing is escaped. It is
+    the pages' bounded one: verify renders the texts a stranger's provenance.json holds."""
+    from kitbuild.pages import bounded_environment
+
+    return bounded_environment(autoescape=False)
 
 
-def render_text(text: str, figures: Mapping[str, FigureView], label: str = "page") -> str:
-    """A short text (a figures_table ``page`` cell) with its ``{{ }}`` filled from ``figures``."""
+def render_text(text: str, figures: Mapping[str, FigureView], label: str = "page", env: SandboxedEnvironment | None = None) -> str:
+    """A short text (a figures_table ``page`` cell) with its ``{{ }}`` filled from ``figures``, in
+    ``env`` (one :func:`text_environment` for all of a table's texts, whose limits they share)."""
     try:
-        return text_environment().from_string(text).render(figures)
+        return (env or text_environment()).from_string(text).render(figures)
     except jinja2.TemplateSyntaxError as exc:
         raise FigureSpecError(f"{label}: the text does not parse as a template: {exc.message}") from None
     except jinja2.UndefinedError as exc:

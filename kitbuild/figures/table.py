@@ -71,9 +71,10 @@ def render_figures_table(
         path = [*prefix, number, "page"]
         return locate(where, path) if where else key_path(path)
 
+    env = text_environment()  # one clock for the whole table: each row's own would add up
     return [
         {
-            "page": render_text(row["page"], figures, label(number)),
+            "page": render_text(row["page"], figures, label(number), env),
             "files": list(row["files"]),
             "fields": list(row.get("fields", [])),
         }
