@@ -84,6 +84,7 @@ class FileSpec:
     variant: int = 0  # utf16: bit 0 big-endian, bit 1 a BOM; binary: the random seed
     in_route: bool = False  # JSON kinds: print atoms under "route" (a field box-name-to-role may name)
     ascii_json: bool = True  # JSON kinds: json.dumps's ensure_ascii
+    pad: int = 0  # line-based kinds: filler lines before the atoms, up to about this many bytes
 
     @property
     def filename(self) -> str:
@@ -192,6 +193,39 @@ class _Context:
 
 
 def render_file(spec: FileSpec, ctx: _Context) -> bytes:
+    return _padded(spec.kind, _render(spec, ctx), spec.pad)
+
+
+# Where padding puts a file's atoms: about the binary sniff's end (8 KiB) and a read block's
+# (1 MiB), where a build's chunks and verify's blocks differ.
+PADS = (8192 - 37, 8192 + 5, (1 << 20) - 61, (1 << 20) + 3)
+_LINE_KINDS = ("text", "crlf", "ndjson", "csv", "tsv", "yaml")
+
+
+def _padded(kind: str, data: bytes, pad: int) -> bytes:
+    if not pad or kind not in _LINE_KINDS:
+        return data
+    header = b""
+    if kind in ("csv", "tsv"):
+        first, _, data = data.partition(b"\n")
+        header = first + b"\n"
+    end = b"\r\n" if kind in ("crlf", "csv") else b"\n"
+
+    def line(n: int) -> bytes:  # a filler line of n bytes, its line end included
+        if kind == "ndjson":
+            return b'{"pad": "' + b"." * (n - 11 - len(end)) + b'"}' + end
+        if kind == "yaml":
+            return b"pad: " + b"." * (n - 5 - len(end)) + end
+        return b"#" * (n - len(end)) + end
+
+    need = pad - len(header)
+    filler = line(100) * (need // 100)
+    if need % 100 >= 20:
+        filler += line(need % 100)
+    return header + filler + data
+
+
+def _render(spec: FileSpec, ctx: _Context) -> bytes:
     values = [render_atom(a, ctx) for a in spec.atoms]
     text_values = [v if isinstance(v, str) else json.dumps(v, ensure_ascii=spec.ascii_json) for v in values]
     kind = spec.kind
@@ -307,6 +341,7 @@ def file_specs(draw: Any, index: int, risky: bool) -> FileSpec:
         draw(st.integers(0, 3)),
         draw(st.booleans()),
         draw(st.booleans()),
+        draw(st.sampled_from((0,) * 16 + PADS)),
     )
 
 
