@@ -136,3 +136,25 @@ def test_a_build_on_two_workers_verifies_as_on_one():
         assert verify(bench.out, jobs=2).ok
         assert verify(bench.out, jobs=1).digest == built.digest
         assert not forms_found(kit_files(bench.out), bench.secrets())
+
+
+def test_a_built_kit_verifies_clean_as_a_folder_a_tar_gz_and_a_zip_with_one_digest():
+    from kitbuild.commands.publish import publish
+
+    @settings(max_examples=20, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(benches())
+    def one(spec):
+        with tempfile.TemporaryDirectory() as base:
+            bench = write_bench(spec, Path(base))
+            try:
+                built = build(bench.config, jobs=1)
+            except KitbuildError:
+                return
+            for fmt in ("tar.gz", "zip"):
+                archive = Path(base) / f"kit.{fmt}"
+                publish(bench.out, fmt, archive)
+                report = verify(archive, jobs=1, digest=built.digest)
+                assert report.ok, f"{fmt}: " + "\n".join(str(f) for f in report.findings)
+                assert report.digest == built.digest
+
+    one()
