@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-import kitbuild.pages as pages
+import kitbuild.pages.sandbox as pages  # (the limits, the filters and the pages environment live there)
 from kitbuild import build
 from kitbuild.commands.demo import demo
 from kitbuild.index import index_bytes

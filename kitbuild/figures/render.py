@@ -96,7 +96,7 @@ def records(values: Mapping[str, FigureValue]) -> dict[str, dict[str, Any]]:
 def text_environment() -> SandboxedEnvironment:
     """The sandbox figure texts are rendered in: undefined names fail, nothing is escaped. It is
     the pages' bounded one: verify renders the texts a stranger's provenance.json holds."""
-    from kitbuild.pages import bounded_environment
+    from kitbuild.pages.sandbox import bounded_environment
 
     return bounded_environment(autoescape=False)
 
