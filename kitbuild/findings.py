@@ -152,16 +152,6 @@ class Finding:
     def __str__(self) -> str:
         return f"{self.code} {self.where}: {self.message}"
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "code": self.code,
-            "path": self.path,
-            "line": self.line,
-            "message": self.message,
-            "expected": self.expected,
-            "found": self.found,
-        }
-
     def sort_key(self) -> tuple[str, int, str, str]:
         return (self.path, self.line or 0, self.code, self.message)
 

@@ -10,7 +10,6 @@ from typing import Any, Mapping, Sequence
 
 from kitbuild.config import Config
 from kitbuild.figures import FigureValue
-from kitbuild.jsonfile import dump_json
 from kitbuild.version import TOOL_NAME, __version__
 
 
@@ -42,7 +41,7 @@ def provenance_json(
     pages: Mapping[str, str],
     figures: Mapping[str, FigureValue] | None = None,
 ) -> dict[str, Any]:
-    """The provenance document (a dict; write it with :func:`dump_json`).
+    """The provenance document (a dict; write it with :func:`kitbuild.jsonfile.dump_json`).
 
     ``figures`` are the values computed from the built kit: each is stored with its spec as
     kit.yaml wrote it, so verify can recount it from the kit alone, and with the text the pages
@@ -67,7 +66,3 @@ def provenance_json(
         "figures": {name: {"spec": dict(config.figures[name]), **value.record()} for name, value in values.items()},
         "figures_table": [dict(row) for row in config.figures_table],
     }
-
-
-def provenance_bytes(document: Mapping[str, Any]) -> bytes:
-    return dump_json(document)

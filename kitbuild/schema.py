@@ -201,8 +201,3 @@ def first_schema_error(instance: Any, schema: dict[str, Any]) -> tuple[list[str 
     """The best-matching violation as (key path, description), or None."""
     problem = first_schema_problem(instance, schema)
     return None if problem is None else (problem.path, problem.message)
-
-
-def prefixed(prefix: Sequence[str | int], path: Sequence[str | int]) -> list[str | int]:
-    """``prefix + path`` as a list, for errors found inside a nested document."""
-    return [*prefix, *path]
