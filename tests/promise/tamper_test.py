@@ -1,0 +1,405 @@
+"""The promise: "every change to a kit is caught", equally for every file of the kit.
+
+Kits of one source folder with 1, 250 and 2,000 small text records (and one with a README
+template that travels with it) are built once per module; each test changes a copy. Every
+change must make ``verify`` report the kit not ok, whichever file it touches: a record (the
+5th, the 230th, the 1,999th: README.md lists only the first 200 of a folder), SHA256SUMS,
+index.json, provenance.json, README.md, index.html, the template. A careful tamperer also fixes
+up what pins the changed file (index.json, SHA256SUMS); verify must still find the change, and
+``verify(kit, digest=...)`` with the digest the build printed must fail with KB009 whenever
+index.json changed, and only then.
+
+What verify cannot be expected to catch is a tamperer who also renders the pages again: only
+the digest printed elsewhere (a paper) catches that, and the --digest checks here stand for it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from pathlib import Path
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from benches import edit_provenance, kit_digest_of, kit_files, repin, rewrite_sums, sha, write_tamper_bench
+from kitbuild import KitbuildError, build, verify
+from kitbuild.index import index_bytes
+
+SIZES = {"one": 1, "n250": 250, "n2000": 2000, "template": 3}
+
+
+class Built:
+    def __init__(self, kit: Path, digest: str | None, scratch: Path) -> None:
+        self.kit = kit
+        self.digest = digest  # as the build reported it
+        self.scratch = scratch
+        self.files = sorted(kit_files(kit))
+
+    def copy(self) -> Path:
+        """A copy to tamper with. Records are hard links (2,000 copies per test would cost
+        seconds), so a test changes a record only through :func:`write`, which unlinks first."""
+        dest = self.scratch / uuid.uuid4().hex
+
+        def link_records(src: str, dst: str) -> None:
+            if Path(src).relative_to(self.kit).parts[0] == "runs":
+                try:
+                    os.link(src, dst)
+                    return
+                except OSError:
+                    pass  # a file system without hard links: copy
+            shutil.copy2(src, dst)
+
+        shutil.copytree(self.kit, dest, symlinks=True, copy_function=link_records)
+        return dest
+
+
+def write(path: Path, data: bytes) -> None:
+    """Replace a file of a copied kit without touching the kit it was linked from."""
+    path.unlink()
+    path.write_bytes(data)
+
+
+@pytest.fixture(scope="module")
+def kits(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Built]:
+    out = {}
+    for name, n in SIZES.items():
+        root = tmp_path_factory.mktemp(name)
+        config = write_tamper_bench(root, n, template=name == "template")
+        report = build(config, jobs=1)
+        out[name] = Built(root / "kit", report.digest, tmp_path_factory.mktemp(name + "-copies"))
+    return out
+
+
+def caught(kit: Path, digest: str | None = None) -> tuple[bool, set[str]]:
+    """Whether verify reports the kit not ok (or refuses it as no kit), and its codes."""
+    try:
+        report = verify(kit, jobs=1, digest=digest)
+    except KitbuildError as error:
+        assert error.exit_code == 2, error
+        return True, {"not a kit"}
+    return not report.ok, report.codes()
+
+
+def assert_caught(built: Built, kit: Path, what: str, *, index_changed: bool) -> None:
+    """verify finds the change, and verify --digest with the build's digest adds KB009 exactly
+    when index.json changed. (One run: --digest only adds its KB009 to what verify finds.)"""
+    bad, codes = caught(kit, built.digest)
+    if codes == {"not a kit"}:
+        return
+    assert codes - {"KB009"}, f"{what}: verify found nothing" + (" (only --digest caught it)" if codes else "")
+    if index_changed:
+        assert "KB009" in codes, f"{what}: index.json changed but the kit digest was not refused: {codes}"
+    else:
+        assert "KB009" not in codes, f"{what}: index.json did not change, yet KB009"
+
+
+def named_files(built: Built) -> list[str]:
+    """The kit's own files and the records the tests name, as they exist in this kit."""
+    records = [f for f in built.files if f.startswith("runs/")]
+    picks = {records[i] for i in (0, 4, 229, 1998) if i < len(records)}
+    return sorted(picks | {f for f in built.files if not f.startswith("runs/")})
+
+
+# -- the fresh kit ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", SIZES)
+def test_the_fresh_kit_verifies_and_its_digest_is_the_sha256_of_index_json(kits, name):
+    built = kits[name]
+    report = verify(built.kit, jobs=1)
+    assert report.ok, [str(f) for f in report.findings]
+    assert report.digest == kit_digest_of(built.kit)
+    assert built.digest == report.digest, "build reported another digest than the kit's"
+    assert verify(built.kit, jobs=1, digest=built.digest).ok
+    # The bare hex, as a paper might print it, and in capitals.
+    assert verify(built.kit, jobs=1, digest=built.digest.removeprefix("sha256:").upper()).ok
+    other = verify(built.kit, jobs=1, digest="sha256:" + sha(b"another kit"))
+    assert not other.ok and other.codes() == {"KB009"}
+
+
+def test_the_kits_hold_what_the_tests_name(kits):
+    assert "_templates/README.md.j2" in kits["template"].files
+    assert len([f for f in kits["n2000"].files if f.startswith("runs/")]) == 2000
+    assert {"SHA256SUMS", "index.json", "provenance.json", "README.md", "index.html"} <= set(kits["one"].files)
+
+
+# -- (a) one byte flipped --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", SIZES)
+def test_one_flipped_byte_is_caught_in_every_named_file(kits, name):
+    built = kits[name]
+    for path in named_files(built):
+        kit = built.copy()
+        data = bytearray((kit / path).read_bytes())
+        at = len(data) // 2
+        data[at] ^= 0x20
+        write(kit / path, bytes(data))
+        assert_caught(built, kit, f"{path}: byte {at} flipped", index_changed=path == "index.json")
+        shutil.rmtree(kit)
+
+
+@pytest.mark.parametrize("name, examples", [("one", 10), ("n250", 12), ("n2000", 4), ("template", 10)])
+def test_one_flipped_byte_anywhere_is_caught(kits, name, examples):
+    built = kits[name]
+
+    @settings(max_examples=examples, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+    @given(st.integers(0, len(built.files) - 1), st.integers(0, 1 << 20), st.integers(1, 255))
+    def one(which, offset, mask):
+        path = built.files[which]
+        kit = built.copy()
+        data = bytearray((kit / path).read_bytes())
+        at = offset % len(data)
+        data[at] ^= mask
+        write(kit / path, bytes(data))
+        assert_caught(built, kit, f"{path}: byte {at} ^ {mask:#x}", index_changed=path == "index.json")
+        shutil.rmtree(kit)
+
+    one()
+
+
+# -- (b) a record edited, index.json and SHA256SUMS fixed up -----------------------------------------
+
+@pytest.mark.parametrize(
+    "name, record",
+    [("one", 0), ("n250", 4), ("n250", 229), ("n2000", 4), ("n2000", 229), ("n2000", 1998), ("template", 1)],
+)
+def test_an_edited_record_is_caught_though_index_json_and_sha256sums_are_fixed_up(kits, name, record):
+    built = kits[name]
+    path = [f for f in built.files if f.startswith("runs/")][record]
+    kit = built.copy()
+    data = (kit / path).read_bytes()
+    forged = data.replace(b"record", b"RECORD") if b"record" in data else b"X" + data[1:]
+    assert forged != data and len(forged) == len(data)
+    write(kit / path, forged)
+    rewrite_sums(kit)
+    repin(kit)
+    # The fix-up is complete: index.json, SHA256SUMS and provenance.json's pin agree with the files.
+    assert caught(kit, None)[1] <= {"KB601", "KB603"}
+    assert_caught(built, kit, f"{path} edited, pins fixed up", index_changed=True)
+
+
+@pytest.mark.parametrize("record", [4, 229, 1998])
+def test_an_edited_record_is_caught_with_the_digest_the_build_printed(kits, record):
+    built = kits["n2000"]
+    path = [f for f in built.files if f.startswith("runs/")][record]
+    kit = built.copy()
+    write(kit / path, (kit / path).read_bytes().replace(b"record", b"RECORD"))
+    rewrite_sums(kit)
+    repin(kit)
+    bad, codes = caught(kit, built.digest)
+    assert bad and "KB009" in codes
+
+
+# -- (c) a file added, (d) a file removed ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["one", "template"])
+@pytest.mark.parametrize("added", ["extra.txt", "runs/extra.txt", "runs/new/deep/extra.json", ".hidden", "runs/.DS_Store", "_templates/extra.j2", "index.json.bak"])
+def test_an_added_file_is_caught(kits, name, added):
+    built = kits[name]
+    kit = built.copy()
+    (kit / added).parent.mkdir(parents=True, exist_ok=True)
+    (kit / added).write_bytes(b"added after the build\n")
+    assert_caught(built, kit, f"{added} added", index_changed=False)
+
+
+@pytest.mark.parametrize("name", SIZES)
+def test_every_named_file_removed_is_caught(kits, name):
+    built = kits[name]
+    for path in named_files(built):
+        kit = built.copy()
+        (kit / path).unlink()
+        assert_caught(built, kit, f"{path} removed", index_changed=path == "index.json")
+        shutil.rmtree(kit)
+
+
+@pytest.mark.parametrize("name, examples", [("n250", 8), ("template", 6)])
+def test_any_file_removed_is_caught(kits, name, examples):
+    built = kits[name]
+
+    @settings(max_examples=examples, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+    @given(st.integers(0, len(built.files) - 1))
+    def one(which):
+        path = built.files[which]
+        kit = built.copy()
+        (kit / path).unlink()
+        assert_caught(built, kit, f"{path} removed", index_changed=path == "index.json")
+        shutil.rmtree(kit)
+
+    one()
+
+
+def test_a_removed_record_is_caught_though_index_json_and_sha256sums_are_fixed_up(kits):
+    built = kits["n250"]
+    kit = built.copy()
+    (kit / "runs" / "r00229.txt").unlink()
+    index = orjson.loads((kit / "index.json").read_bytes())
+    index["files"] = [e for e in index["files"] if e["path"] != "runs/r00229.txt"]
+    (kit / "index.json").write_bytes(index_bytes(index["kit"], index["files"], index["provenance"]))
+    rewrite_sums(kit)
+    repin(kit)
+    # provenance.json still counts 250 records (KB305), and the pages say 250 files.
+    assert_caught(built, kit, "runs/r00229.txt removed, pins fixed up", index_changed=True)
+
+
+# -- (e) SHA256SUMS respelled, its pin fixed up --------------------------------------------------------
+
+
+def _reorder(lines: list[bytes]) -> list[bytes]:
+    return lines[::-1]
+
+
+def _star(lines: list[bytes]) -> list[bytes]:
+    return [line.replace(b"  ", b" *", 1) for line in lines]
+
+
+def _upper(lines: list[bytes]) -> list[bytes]:
+    return [line[:64].upper() + line[64:] for line in lines]
+
+
+RESPELLINGS = {"lines reordered": _reorder, "' *' markers": _star, "upper-case hex": _upper}
+
+
+@pytest.mark.parametrize("name", ["n250", "n2000", "template"])
+@pytest.mark.parametrize("respelling", RESPELLINGS)
+def test_a_respelled_sha256sums_is_caught_though_its_pin_is_fixed_up(kits, name, respelling):
+    built = kits[name]
+    kit = built.copy()
+    lines = (kit / "SHA256SUMS").read_bytes().splitlines(keepends=True)
+    respelled = b"".join(RESPELLINGS[respelling](lines))
+    assert respelled != b"".join(lines)
+    (kit / "SHA256SUMS").write_bytes(respelled)
+    repin(kit)
+    ok_caught, codes = caught(kit)
+    assert ok_caught and "KB208" in codes, codes
+    assert_caught(built, kit, f"SHA256SUMS with {respelling}", index_changed=True)
+
+
+def test_sha256sums_with_crlf_line_ends_or_no_final_newline_is_caught(kits):
+    built = kits["n250"]
+    for respell in (lambda b: b.replace(b"\n", b"\r\n"), lambda b: b.rstrip(b"\n")):
+        kit = built.copy()
+        (kit / "SHA256SUMS").write_bytes(respell((kit / "SHA256SUMS").read_bytes()))
+        repin(kit)
+        assert_caught(built, kit, "SHA256SUMS respelled", index_changed=True)
+
+
+# -- (f) a provenance.json field no page prints, its pin fixed up -----------------------------------------
+
+def _version(doc):
+    doc["tool"]["version"] = doc["tool"]["version"] + ".post1"
+
+
+def _why(doc):
+    doc["allow"][0]["why"] = "changed after the build"
+
+
+def _check_pin_alone(built: Built, change) -> None:
+    kit = built.copy()
+    edit_provenance(kit, change)
+    # Without the fix-up the pin catches it.
+    ok_caught, codes = caught(kit)
+    assert ok_caught and "KB008" in codes, codes
+    repin(kit)
+    assert_caught(built, kit, "provenance.json edited, its pin fixed up", index_changed=True)
+
+
+@pytest.mark.parametrize("change", [_version, _why], ids=["tool.version", "allow[0].why"])
+@pytest.mark.parametrize("name", ["one", "n2000"])
+def test_a_provenance_field_no_page_prints_is_caught_though_its_pin_is_fixed_up(kits, name, change):
+    _check_pin_alone(kits[name], change)
+
+
+@pytest.mark.parametrize("change", [_version, _why], ids=["tool.version", "allow[0].why"])
+def test_a_provenance_field_no_page_prints_is_caught_with_the_digest_the_build_printed(kits, change):
+    built = kits["one"]
+    kit = built.copy()
+    edit_provenance(kit, change)
+    repin(kit)
+    bad, codes = caught(kit, built.digest)
+    assert bad and "KB009" in codes
+
+
+
+# -- index.json and provenance.json respelled: the same data, other bytes -----------------------------
+
+
+def _respell_index(how: str, data: bytes) -> bytes:
+    doc = orjson.loads(data)
+    if how == "entries unsorted":
+        doc["files"] = doc["files"][::-1]
+        return orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
+    if how == "keys reordered":
+        return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+    if how == "compact":
+        return orjson.dumps(doc) + b"\n"
+    assert how == "no final newline"
+    return data.rstrip(b"\n")
+
+
+@pytest.mark.parametrize("how", ["entries unsorted", "keys reordered", "compact", "no final newline"])
+def test_a_respelled_index_json_is_caught(kits, how):
+    built = kits["n250"]
+    kit = built.copy()
+    respelled = _respell_index(how, (kit / "index.json").read_bytes())
+    assert respelled != (kit / "index.json").read_bytes()
+    (kit / "index.json").write_bytes(respelled)
+    assert_caught(built, kit, f"index.json {how}", index_changed=True)
+
+
+KEY_ORDER = (
+    "the layout check (KB003, KB007) compares a file with its own document written again, and a "
+    "parsed document keeps the file's key order: keys reordered pass it (only the kit digest in "
+    "the pages, KB601, catches the change), though docs/findings.md says keys must be in order"
+)
+
+
+@pytest.mark.parametrize("name", ["one", "template"])
+def test_a_respelled_provenance_json_is_caught_though_its_pin_is_fixed_up(kits, name):
+    built = kits[name]
+    kit = built.copy()
+    doc = orjson.loads((kit / "provenance.json").read_bytes())
+    (kit / "provenance.json").write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n")
+    repin(kit)
+    assert_caught(built, kit, "provenance.json respelled", index_changed=True)
+
+
+@pytest.mark.xfail(strict=True, reason=KEY_ORDER)
+@pytest.mark.parametrize("name", ["provenance.json", "index.json"])
+def test_keys_reordered_are_reported_as_not_laid_out_as_kitbuild_writes_them(kits, name):
+    built = kits["one"]
+    kit = built.copy()
+    doc = orjson.loads((kit / name).read_bytes())
+    (kit / name).write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n")
+    if name == "provenance.json":
+        repin(kit)
+    _, codes = caught(kit)
+    assert {"KB003", "KB007"} & codes, codes
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="verify builds its leak scanner from provenance.json's allow list, and LeakScanner raises "
+    "ValueError for an allow text over 512 bytes: a kit with such an entry makes verify crash "
+    "(internal error, exit 3) instead of reporting a finding",
+)
+@pytest.mark.parametrize("pinned", [False, True], ids=["pin stale", "pin fixed up"])
+def test_an_allow_entry_too_long_to_scan_is_a_finding_not_a_crash(kits, pinned):
+    built = kits["one"]
+    kit = built.copy()
+    edit_provenance(kit, lambda doc: doc["allow"][0].__setitem__("text", "/home/" + "a" * 600))
+    if pinned:
+        repin(kit)
+    assert_caught(built, kit, "a 606-byte allow entry", index_changed=pinned)
+
+
+def test_the_copies_left_each_kit_as_it_was_built(kits):
+    # (Last in the module: every copy above shares its records with these kits.)
+    for built in kits.values():
+        assert verify(built.kit, jobs=1).ok
+        assert kit_digest_of(built.kit) == built.digest
