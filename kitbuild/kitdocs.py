@@ -87,7 +87,9 @@ class KitDocs:
             "rules": rules,
             "placeholders": placeholders_of(rules),
             "external": {k.lower() for k in external if isinstance(k, str)},
-            "allow": tuple(a["text"] for a in allow if isinstance(a, dict) and isinstance(a.get("text"), str) and a["text"]),
+            # (An allow text longer than the leak scan looks for cannot be one kitbuild wrote; the
+            # schema reports it, and it allows nothing.)
+            "allow": tuple(a["text"] for a in allow if isinstance(a, dict) and isinstance(a.get("text"), str) and a["text"] and len(a["text"].encode("utf-8")) <= 512),
             "folders": [s["as"] for s in sources if isinstance(s, dict) and isinstance(s.get("as"), str)],
         }
 

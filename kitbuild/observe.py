@@ -212,18 +212,19 @@ class Observer:
         if not obs.long_hex and not obs.binary:
             run = _LONG_HEX.search(window, lo)
             obs.long_hex = run is not None and run.start() < hi
-        if not obs.binary:
-            for k, pattern in enumerate(plan.counters):
-                if pattern is None:
-                    continue
-                n = 0
-                for m in pattern.finditer(window, max(lo, self._resume[k] - base)):
-                    if m.start() >= hi:
-                        break
-                    n += 1
-                    self._resume[k] = base + m.end()
-                target = obs.placeholders if k < len(plan.placeholders) else obs.words
-                target[k if k < len(plan.placeholders) else k - len(plan.placeholders)] += n
+        # Counted in every file, binary or not: a rewrite can pull a NUL into a text file's first
+        # 8 KiB, and build and verify must count the words it wrote there the same way.
+        for k, pattern in enumerate(plan.counters):
+            if pattern is None:
+                continue
+            n = 0
+            for m in pattern.finditer(window, max(lo, self._resume[k] - base)):
+                if m.start() >= hi:
+                    break
+                n += 1
+                self._resume[k] = base + m.end()
+            target = obs.placeholders if k < len(plan.placeholders) else obs.words
+            target[k if k < len(plan.placeholders) else k - len(plan.placeholders)] += n
         for leak in plan.scanner.scan(window, binary=obs.binary, lo=lo, hi=hi):
             obs.leaks.append(Leak(leak.code, base + leak.offset, leak.what))
         if self._pairs and not obs.binary:

@@ -11,9 +11,10 @@ with no finding is moved into place: so a kit a build writes is a kit that verif
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 import orjson
 
@@ -28,7 +29,7 @@ from kitbuild.kitfs import FolderKit
 from kitbuild.matchers import Matcher
 from kitbuild.observe import BINARY_SNIFF, BLOCK_SIZE, Observation, Observer, Plan, line_chunks, observe_bytes
 from kitbuild.parallel import default_jobs, map_files
-from kitbuild.private import private_strings
+from kitbuild.private import private_strings, safe
 from kitbuild.progress import SILENT, Progress
 from kitbuild.provenance import provenance_json, rule_record
 from kitbuild.rewrite import Event, Rewriter
@@ -208,11 +209,11 @@ def build(
         figures = _figures(config, staging.path, plan.private)
         generated = _write_generated(config, staging.path, results, rules, figures)
         observed = {r.kit_path: r.observation for r in results}
-        gate_plan = replace(plan, withheld=_described(results))
+        gate_plan = replace(plan, withheld=_described(results, private=plan.private))
         observed.update({name: observe_bytes(name, data, gate_plan) for name, data in generated.items()})
         fs = FolderKit(staging.path)
         report = check(fs, read_docs(fs), observed, str(target))
-        findings = gate_findings(report.findings)
+        findings = gate_findings(report.findings, plan.private)
         result = BuildReport(config, target, dry_run, results, rules, findings, figures, warnings=_unused(config, rules, map_keys, results), digest=report.digest)
         if dry_run:
             return result
@@ -252,7 +253,7 @@ def _withhold(config: Config, matchers: list[Matcher | None], work: Work, result
     withheld = _withheld_closure(results, digest_rule is not None)
     if not withheld:
         return results
-    described = _described(results, withheld)
+    described = _described(results, withheld, work.plan.private)
     plan = replace(work.plan, withheld=described)
     again = [i for i, r in enumerate(results) if r.observation.digests.keys() & withheld or r.observation.long_hex or r.observation.binary]
     progress.begin("withholding digests", len(again), sum(results[i].size for i in again))
@@ -276,11 +277,12 @@ def _withhold(config: Config, matchers: list[Matcher | None], work: Work, result
     return results
 
 
-def _described(results: list[FileResult], withheld: set[str] | None = None) -> dict[str, str]:
-    """Each original digest that may not be published, with what it is (a kit path is public)."""
+def _described(results: list[FileResult], withheld: set[str] | None = None, private: Mapping[str, str] = {}) -> dict[str, str]:
+    """Each original digest that may not be published, with what it is (its kit path, unless
+    that names something private)."""
     if withheld is None:
         withheld = {r.source_sha256 for r in results if r.changed}
-    return {r.source_sha256: f"the original sha256 of {r.kit_path}, which a rule rewrote" for r in results if r.source_sha256 in withheld}
+    return {r.source_sha256: safe(f"the original sha256 of {r.kit_path}, which a rule rewrote", private) for r in results if r.source_sha256 in withheld}
 
 
 # What a build calls the findings a reader's verify would call otherwise (docs/findings.md).
@@ -291,9 +293,18 @@ def gate_code(code: str) -> str:
     return _BUILD_CODES.get(code, code)
 
 
-def gate_findings(findings: list[Finding]) -> list[Finding]:
-    """verify's findings as a build reports them: its allow list is the one in kit.yaml."""
-    shown = [replace(f, code=gate_code(f.code), message=f.message.replace("the allow list in provenance.json", "the allow list in kit.yaml")) for f in findings]
+def gate_findings(findings: list[Finding], private: Mapping[str, str]) -> list[Finding]:
+    """verify's findings as a build reports them: its allow list is the one in kit.yaml, and a
+    private string in a file's name or a message is never printed (a CI log would publish it)."""
+    shown = [
+        replace(
+            f,
+            code=gate_code(f.code),
+            path=_scrub(f.path, private),
+            message=_scrub(f.message.replace("the allow list in provenance.json", "the allow list in kit.yaml"), private),
+        )
+        for f in findings
+    ]
     return sorted(shown, key=Finding.sort_key)
 
 
@@ -360,9 +371,11 @@ def _figures(config: Config, staging: Path, private: dict[str, str] | Any) -> di
     return values
 
 
-def _scrub(text: str, private: Any) -> str:
+def _scrub(text: str, private: Mapping[str, str]) -> str:
+    """``text`` with each private string in it (in any case) replaced by what it is."""
     for secret in sorted(private, key=len, reverse=True):
-        text = text.replace(secret, f"[{private[secret]}]")
+        if secret:
+            text = re.sub(re.escape(secret), lambda _, s=secret: f"[{private[s]}]", text, flags=re.IGNORECASE)
     return text
 
 

@@ -233,12 +233,6 @@ BOX_RULE = {"use": "box-name-to-role", "with": {"names": {HOST: "worker"}}}
 DIGEST_RULE = {"use": "digest-withheld", "with": {"placeholder": "withheld-2026-09-29"}}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a finding's kit path is printed as is: a record file named after a machine the config "
-    "names (lme/gpu07.log) puts 'gpu07' in the LeakError message and in Finding.path, which the "
-    "README says name 'the kind of thing and never the private text, so a CI log publishes nothing'",
-)
 def test_a_refused_build_names_no_machine_even_in_a_file_name():
     with tempfile.TemporaryDirectory() as base:
         config, out, _ = _bench(Path(base), {"gpu07.log": "mailto ada@example.org\n"}, [{"use": "box-name-to-role", "with": {"names": {"gpu07": "worker"}}}])
@@ -249,13 +243,6 @@ def test_a_refused_build_names_no_machine_even_in_a_file_name():
         assert all("gpu07" not in f"{f.path} {f.message}" for f in refused.value.findings)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="record-path-to-kit-path matches a source's path only as raw bytes: in a JSON record "
-    "written by Python's json.dumps (ensure_ascii, the default) a bench folder with a non-ASCII "
-    "name reads 'lab jos\\u00e9/...', no rule rewrites it, and the build is refused (KB901) "
-    "although the rule says every absolute path a record printed into a source now names the kit file",
-)
 def test_a_json_record_that_escapes_the_bench_folders_name_is_rewritten():
     with tempfile.TemporaryDirectory() as base:
         config, out, _ = _bench(Path(base) / "lab josé", lambda src: {"run.json": json.dumps({"rows": f"{src}/rows.ndjson"}) + "\n", "rows.ndjson": "{}\n"}, [PATH_RULE])
@@ -263,13 +250,6 @@ def test_a_json_record_that_escapes_the_bench_folders_name_is_rewritten():
         assert (out / "lme" / "run.json").read_bytes() == b'{"rows": "lme/rows.ndjson"}\n'
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="build decides text or binary on the bench file's first 8 KiB, verify on the kit "
-    "file's: a text record with a NUL byte just past 8 KiB, which a rewrite that shortens its "
-    "lines pulls into the first 8 KiB, is refused with KB302 ('a rule's words were rewritten "
-    "again by a later rule', with one rule only)",
-)
 def test_a_rewrite_that_pulls_a_nul_byte_into_the_first_8_kib_builds():
     def tree(src):
         line = f"{src}/a.txt\n".encode()
@@ -348,10 +328,8 @@ def test_no_input_crashes_or_hangs_the_build_and_a_built_kit_verifies(hostile):
 
 # -- configs a researcher writes: refused with a message, never a crash ---------------------------------
 
-CRASH = (
-    "kitbuild.leaks.LeakScanner raises ValueError ({}), which is no KitbuildError: the build "
-    "ends in an internal error (exit 3) instead of a refusal that says what to change"
-)
+# Each of these once made kitbuild.leaks.LeakScanner raise ValueError (what it raised is kept
+# beside each case), an internal error where a refusal that says what to change is right.
 DESCRIPTION = "'the description of a private string or digest contains a private string or digest'"
 CONFIG_CRASHES = {
     # name: (rules, the bench's files, allow, what LeakScanner raises, whether only a refusal is right)
@@ -383,7 +361,7 @@ CONFIG_CRASHES = {
 
 @pytest.mark.parametrize(
     "case",
-    [pytest.param(case, marks=pytest.mark.xfail(strict=True, reason=CRASH.format(CONFIG_CRASHES[case][3]))) for case in CONFIG_CRASHES],
+    list(CONFIG_CRASHES),
 )
 def test_a_config_the_gate_cannot_use_is_refused_not_a_crash(case):
     rules, tree, allow, _, must_refuse = CONFIG_CRASHES[case]
@@ -403,13 +381,6 @@ def test_a_config_the_gate_cannot_use_is_refused_not_a_crash(case):
             assert verify(out, jobs=1).ok
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the folder after a mount in a map key or source path is taken for a person's name and "
-    "searched as a whole word in every kit file, kitbuild's own prose included: a map key under "
-    "/data/records/ stops the build on README.md and provenance.json ('records'), which no rule, "
-    "exclude or allow entry can change",
-)
 def test_a_map_key_under_a_common_word_does_not_stop_the_build_on_kitbuilds_own_pages():
     with tempfile.TemporaryDirectory() as base:
         rules = [{"use": "record-path-to-kit-path", "with": {"map": {"/data/records/lme-2026-10": "lme-2026-10"}}}]

@@ -382,12 +382,6 @@ def test_keys_reordered_are_reported_as_not_laid_out_as_kitbuild_writes_them(kit
     assert {"KB003", "KB007"} & codes, codes
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="verify builds its leak scanner from provenance.json's allow list, and LeakScanner raises "
-    "ValueError for an allow text over 512 bytes: a kit with such an entry makes verify crash "
-    "(internal error, exit 3) instead of reporting a finding",
-)
 @pytest.mark.parametrize("pinned", [False, True], ids=["pin stale", "pin fixed up"])
 def test_an_allow_entry_too_long_to_scan_is_a_finding_not_a_crash(kits, pinned):
     built = kits["one"]
