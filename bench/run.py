@@ -16,9 +16,12 @@ right after a warm-up that reads its inputs into the page cache. The baselines:
 - ``sed -E -i`` with the rules' path and name replacements, on a copy of the sources;
 - copying the files (``cp -r``), for the build of binary files.
 
-It prints a table of medians and min–max, then the goals: each a ratio of two cases (or of a
-case and the floor) taken round by round, whose median and min–max over the rounds it gives,
-and the peak memory of the build and verify of C and D; and writes them all as JSON.
+Beside each case's wall time it records its processor time and how many cores other processes
+of this machine kept busy meanwhile (see others_load), and for each round the host's steal: a
+slow run with either large was slowed from outside. It prints a table of medians and min–max,
+then the goals: each a ratio of two cases (or of a case and the floor) taken round by round,
+with its median and min–max over the rounds; and the peak memory of the build and verify of C
+and D against S's. It writes them all as JSON.
 """
 
 from __future__ import annotations
@@ -281,6 +284,38 @@ def steal_share(before: tuple[int, int] | None, after: tuple[int, int] | None) -
     return (after[1] - before[1]) / (after[0] - before[0])
 
 
+def busy_ticks() -> tuple[int, int] | None:
+    """The machine's processor time so far: (busy, all) clock ticks, busy being all but idle and
+    waiting for the disk, from /proc/stat's first line; None where there is no such file."""
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            return parse_busy_line(stat.readline())
+    except OSError:
+        return None
+
+
+def parse_busy_line(line: str) -> tuple[int, int] | None:
+    """(busy, all) clock ticks from the summary line of /proc/stat, or None if it is not one."""
+    fields = line.split()
+    if len(fields) < 9 or fields[0] != "cpu" or not all(v.isdigit() for v in fields[1:9]):
+        return None
+    ticks = [int(v) for v in fields[1:9]]
+    return sum(ticks) - ticks[3] - ticks[4], sum(ticks)
+
+
+def others_load(before: tuple[int, int] | None, after: tuple[int, int] | None, timing: Timing) -> float | None:
+    """How many cores, on average, processes other than the timed command's kept busy while it ran.
+
+    The host's steal does not show other work inside this machine: during the --quick run of
+    2026-12-06 another session's job kept one of the two cores busy for minutes, which halved the
+    two-job cases' speed and left steal at 0.1 %. A case that ran beside such work is slow for
+    reasons outside kitbuild, as a round with a large steal share is."""
+    if before is None or after is None or timing.seconds <= 0:
+        return None
+    busy_s = (after[0] - before[0]) / os.sysconf("SC_CLK_TCK")
+    return max(0.0, busy_s - timing.cpu_seconds) / timing.seconds
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a quarter of the sizes; under two minutes")
@@ -430,6 +465,7 @@ def main() -> None:
     times: dict[str, list[float]] = {name: [] for name, *_ in cases}
     cpu: dict[str, list[float]] = {name: [] for name, *_ in cases}  # processor seconds of each run
     peaks: dict[str, int] = {name: 0 for name, *_ in cases}
+    others: dict[str, list[float]] = {name: [] for name, *_ in cases}  # see others_load
     floors: list[float] = []
     steals: list[float | None] = []  # each timed round's stolen share (see cpu_times)
     for round_no in range(1 - warm_round, repeat + 1):
@@ -447,8 +483,12 @@ def main() -> None:
             warm(*inputs)
             if name in writes:
                 prime(writes[name])
+            before = busy_ticks()
             timing = timed(cmd(), cwd)
+            load = others_load(before, busy_ticks(), timing)
             if round_no:
+                if load is not None:
+                    others[name].append(load)
                 times[name].append(timing.seconds)
                 cpu[name].append(timing.cpu_seconds)
                 peaks[name] = max(peaks[name], timing.peak_kib)
@@ -497,11 +537,12 @@ def main() -> None:
     c_files = sizes.c_files
 
     lines = [
-        "| case | median s | min–max s | processor s, median | min–max |",
-        "|---|---:|---:|---:|---:|",
+        "| case | median s | min–max s | processor s, median | min–max | others' load, cores |",
+        "|---|---:|---:|---:|---:|---:|",
         *[
             f"| {name} | {med[name]:.2f} | {min(times[name]):.2f}–{max(times[name]):.2f}"
-            f" | {statistics.median(cpu[name]):.2f} | {min(cpu[name]):.2f}–{max(cpu[name]):.2f} |"
+            f" | {statistics.median(cpu[name]):.2f} | {min(cpu[name]):.2f}–{max(cpu[name]):.2f}"
+            f" | {f'{statistics.median(others[name]):.2f}' if others[name] else '–'} |"
             for name, *_ in cases
         ],
         "",
@@ -543,7 +584,7 @@ def main() -> None:
         "hash_floor_bytes_per_s": throughput,
         "hash_one_process_bytes_per_s": one_core,
         "steal_per_round": steals,
-        "cases": {name: {"median_s": med[name], "min_s": min(times[name]), "max_s": max(times[name]), "runs_s": times[name], "cpu_s": cpu[name], "peak_rss_mib": peaks[name] / 1024} for name, *_ in cases},
+        "cases": {name: {"median_s": med[name], "min_s": min(times[name]), "max_s": max(times[name]), "runs_s": times[name], "cpu_s": cpu[name], "others_cores": others[name], "peak_rss_mib": peaks[name] / 1024} for name, *_ in cases},
         "goals": goal_rows,
         "memory_mib": {**memory, "per_file_kib_over_S": per_file, "c_files": c_files},
         "table": table,

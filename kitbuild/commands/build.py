@@ -375,7 +375,8 @@ def _scrub(text: str, private: Mapping[str, str]) -> str:
     """``text`` with each private string in it (in any case) replaced by what it is."""
     for secret in sorted(private, key=len, reverse=True):
         if secret:
-            text = re.sub(re.escape(secret), lambda _, s=secret: f"[{private[s]}]", text, flags=re.IGNORECASE)
+            shown = f"[{private[secret]}]".replace("\\", "\\\\")
+            text = re.sub(re.escape(secret), shown, text, flags=re.IGNORECASE)
     return text
 
 
