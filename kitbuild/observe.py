@@ -28,6 +28,7 @@ from typing import Any, BinaryIO, Iterable, Iterator, Mapping
 
 import orjson
 
+from kitbuild.digests import hex_runs
 from kitbuild.fileformat import format_of
 from kitbuild.leaks import Leak, LeakScanner
 from kitbuild.schema import key_path
@@ -40,8 +41,6 @@ BINARY_SNIFF = 8192
 PAIR_LIMIT = 16 << 20
 DIGEST_LENGTH = 64
 PREFIX = b"sha256:"
-_DIGEST = re.compile(rb"(?<![0-9A-Fa-f])[0-9A-Fa-f]{64}(?![0-9A-Fa-f])")
-_LONG_HEX = re.compile(rb"[0-9A-Fa-f]{65,}")
 _DIGEST_VALUE = re.compile(r"(?:sha256:)?([0-9A-Fa-f]{64})")
 _PATH_KEYS = {"path", "file", "filename", "file_path", "filepath", "name_path"}
 _DIGEST_KEYS = {"sha256", "digest", "checksum", "hash"}
@@ -198,20 +197,23 @@ class Observer:
         obs, plan, base = self.obs, self.plan, self._base
         digest_starts: list[int] = []
         # Digests are read from text: in binary data a run of hex digits is no printed digest.
-        for m in () if obs.binary else _DIGEST.finditer(window, lo):
-            start = m.start()
+        # Runs of 64 or more hex digits, found in C (kitbuild.digests.hex_runs): a run that starts
+        # in the context before ``lo`` was counted with the window before.
+        for start, end in () if obs.binary else hex_runs(window):
+            if start < lo:
+                continue
             if start >= hi:
                 break
+            if end - start != DIGEST_LENGTH:
+                obs.long_hex = True  # a digest could hide inside a longer run
+                continue
             digest_starts.append(start)
-            hexdigest = m.group().decode("ascii").lower()
+            hexdigest = window[start:end].decode("ascii").lower()
             seen = obs.digests.get(hexdigest)
             if seen is None:
                 obs.digests[hexdigest] = [1, base + start]
             else:
                 seen[0] += 1
-        if not obs.long_hex and not obs.binary:
-            run = _LONG_HEX.search(window, lo)
-            obs.long_hex = run is not None and run.start() < hi
         # Counted in every file, binary or not: a rewrite can pull a NUL into a text file's first
         # 8 KiB, and build and verify must count the words it wrote there the same way.
         for k, pattern in enumerate(plan.counters):
