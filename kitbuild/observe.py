@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, BinaryIO, Iterable, Iterator, Mapping
 
+import ahocorasick_rs
 import orjson
 
 from kitbuild.digests import hex_runs
@@ -65,7 +66,7 @@ class Plan:
     def __getstate__(self) -> dict[str, Any]:
         # The compiled searches are made again in each worker, not pickled.
         state = dict(self.__dict__)
-        for name in ("scanner", "counters"):
+        for name in ("scanner", "counters", "path_finder"):
             state.pop(name, None)
         return state
 
@@ -75,6 +76,13 @@ class Plan:
     @cached_property
     def scanner(self) -> LeakScanner:
         return LeakScanner(self.private, self.allow, self.withheld)
+
+    @cached_property
+    def path_finder(self) -> ahocorasick_rs.BytesAhoCorasick | None:
+        """Every kit path: a record that names none (and spells none with escapes) cannot pair a
+        digest with a file here, and is not parsed."""
+        paths = [p.encode("utf-8") for p in sorted(self.paths) if p]
+        return ahocorasick_rs.BytesAhoCorasick(paths) if paths else None
 
     @cached_property
     def counters(self) -> tuple[re.Pattern[bytes] | None, ...]:
@@ -296,6 +304,9 @@ class Observer:
         self._record_open, self._record, self._record_size, self._record_digest = False, [], 0, False
 
     def _parse(self, data: bytes, offset: int) -> None:
+        finder = self.plan.path_finder
+        if b"\\" not in data and (finder is None or not finder.find_matches_as_indexes(data)):
+            return  # names no file here: no pair to read (and parsing costs more than looking)
         try:
             document = orjson.loads(data)
         except orjson.JSONDecodeError:

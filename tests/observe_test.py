@@ -136,6 +136,10 @@ def expected_pairs(name: str, data: bytes) -> tuple[dict[tuple[str, str, str], l
 
     def read(text: bytes, offset: int) -> None:
         nonlocal unread
+        # Only a record that names a kit path (or spells one with escapes) can pair a digest
+        # with it: the others are not parsed at all.
+        if not any(p.encode() in text for p in PLAN.paths) and b"\\" not in text:
+            return
         try:
             document = orjson.loads(text)
         except orjson.JSONDecodeError:
@@ -330,7 +334,7 @@ def test_a_text_file_states_no_pairs():
     assert obs.digests == {HEX: [1, 31]}
 
 
-@pytest.mark.parametrize("record", [b'{"path": "a/b.txt", "sha256": "%s"}' % HEX.encode(), b"sha256 %s not json" % HEX.encode()])
+@pytest.mark.parametrize("record", [b'{"path": "a/b.txt", "sha256": "%s"}' % HEX.encode(), b"a/b.txt sha256 %s not json" % HEX.encode()])
 def test_the_last_ndjson_record_is_read_without_a_final_line_end(record):
     head = b'{"qid": "q1"}\n'
     obs = observe_bytes("rows.ndjson", head + record, PLAN)
