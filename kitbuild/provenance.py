@@ -29,9 +29,29 @@ def rule_record(use_index: int, config: Config, firings: Mapping[str, int], writ
         record["fields"] = list(fields)
     if rule.primitive == "digest":
         record["placeholder"] = {**rule.options, **use.params}["placeholder"]
+    mapped = _mapped(rule.primitive, {**rule.options, **use.params}, config)
+    if mapped:
+        record["mapped"] = mapped
     record["firings"] = {path: n for path, n in sorted(firings.items()) if n}
     record["total"] = sum(record["firings"].values())
     return record
+
+
+def _mapped(primitive: str, params: Mapping[str, Any], config: Config) -> dict[str, int]:
+    """Each public word a name rule writes -> how many private names or folders became it.
+
+    Counts only: the pages say "2 machine names became desktop" and never which names.
+    """
+    counts: dict[str, int] = {}
+    if primitive == "path_prefix":
+        targets = [source.as_ for source in config.sources] + [str(v) for v in dict(params.get("map") or {}).values()]
+    elif primitive == "literal_names":
+        targets = [str(v) for v in dict(params.get("names") or {}).values()]
+    else:
+        return counts
+    for word in targets:
+        counts[word] = counts.get(word, 0) + 1
+    return dict(sorted(counts.items()))
 
 
 def provenance_json(

@@ -172,15 +172,19 @@ def test_a_context_the_built_in_templates_cannot_render_raises_what_verify_repor
         render_pages(ctx)
 
 
-def test_the_built_in_templates_are_read_from_the_templates_folder(monkeypatch, tmp_path):
+@pytest.mark.parametrize("version", ["0.3.0", "0.2.0"])
+def test_the_built_in_templates_are_read_from_the_templates_folder(monkeypatch, tmp_path, version):
+    # (A kit built before 0.3.0 is rendered with the templates of templates/0.2/.)
     edited = tmp_path / "templates"
-    edited.mkdir()
-    for name in PAGE_TEMPLATES.values():
-        (edited / name).write_bytes((templates_dir() / name).read_bytes() + b"{{ title }} again\n")
+    for folder in ("", "0.2/"):
+        (edited / folder).mkdir(parents=True, exist_ok=True)
+        for name in PAGE_TEMPLATES.values():
+            (edited / folder / name).write_bytes((templates_dir() / folder / name).read_bytes() + f"{{{{ title }}}} {folder or 'new'}\n".encode())
     monkeypatch.setattr(pages, "templates_dir", lambda: edited)
-    out = render_pages(context())
-    assert out["README.md"].endswith(b"T <b> again\n")
-    assert out["index.html"].endswith(b"T &lt;b&gt; again\n")
+    out = render_pages(context(tool={"name": "kitbuild", "version": version}))
+    which = "new" if version == "0.3.0" else "0.2/"
+    assert out["README.md"].endswith(f"T <b> {which}\n".encode())
+    assert out["index.html"].endswith(f"T &lt;b&gt; {which}\n".encode())
 
 
 # -- the bounded sandbox ----------------------------------------------------------------------------
@@ -364,3 +368,245 @@ def test_a_figures_tables_texts_share_one_clock(monkeypatch):
     with pytest.raises(TemplateError, match="it ran longer than 0.5 seconds"):
         context(figures_table=[{"page": slow, "files": [], "fields": []}] * 200)
     assert time.monotonic() - started < 3
+
+
+# -- the pages from kitbuild 0.3.0 on (issue 40) ----------------------------------------------------
+
+DEMO_GOLDEN = Path(__file__).parent / "golden" / "demo-kit"
+NEW = {"name": "kitbuild", "version": "0.3.0"}
+# The reference kit's sections (shared/reference/rrf-data-kit-README.md), in its order.
+REFERENCE_SECTIONS = [
+    "## Where each figure on the page comes from",
+    "## How the figures were counted",
+    "## What was rewritten, by rule",
+    "## What is not here",
+]
+
+
+@pytest.fixture(scope="module")
+def demo_kit(tmp_path_factory) -> Path:
+    return demo(tmp_path_factory.mktemp("demo") / "try").build.out
+
+
+@pytest.mark.parametrize("name", ["README.md", "index.html"])
+def test_demo_golden(demo_kit, name):
+    # The demo kit's pages, reviewed as a diff when a template, a sentence or the demo changes.
+    if REGOLD:
+        DEMO_GOLDEN.mkdir(parents=True, exist_ok=True)
+        (DEMO_GOLDEN / name).write_bytes((demo_kit / name).read_bytes())
+    assert (demo_kit / name).read_bytes() == (DEMO_GOLDEN / name).read_bytes(), f"{name} differs from tests/golden/demo-kit; see this file's docstring"
+
+
+def test_the_demo_readme_has_every_section_of_the_reference_kit_in_its_order(demo_kit):
+    readme = (demo_kit / "README.md").read_text()
+    positions = [readme.index(f"\n{section}\n") for section in REFERENCE_SECTIONS]
+    assert positions == sorted(positions)
+
+
+def test_figures_cited_in_the_summary_come_out_as_their_numbers(demo_kit):
+    readme = (demo_kit / "README.md").read_text()
+    summary = readme.splitlines()[2]
+    assert "{{" not in readme
+    assert summary.endswith(
+        "The page counts **every@5**: the answerable questions (470 of 500) whose every answer-holding session is in a list's top 5. "
+        "BM25 alone finds 400, the registered fusion 409 (+9, p 0.1877), and the learned-sparse run's three fusions 417, 422 and 425."
+    )
+    html = (demo_kit / "index.html").read_text()
+    assert "The page counts <strong>every@5</strong>: the answerable questions (470 of 500)" in html
+
+
+def test_verify_finds_a_cited_number_the_files_do_not_back(demo_kit, tmp_path):
+    # The summary says the registered fusion found 409; edited stored figures say 410 while the
+    # rows still count 409: the summary line of each page is named (KB706).
+    kit = copy_kit(demo_kit, tmp_path / "kit")
+    provenance = json.loads((kit / "provenance.json").read_bytes())
+    provenance["figures"]["a2_every5"].update(value=410, text="410")
+    (kit / "provenance.json").write_bytes(json.dumps(provenance, indent=2).encode() + b"\n")
+    refresh(kit)
+    from kitbuild import verify
+
+    lines = [str(f) for f in verify(kit).findings if f.code == "KB706"]
+    assert "KB706 README.md:3: prints figure 'a2_every5' as provenance.json stores it, 410 of 470; the kit's files recount 409 of 470" in lines
+    assert any(line.startswith("KB706 index.html:") for line in lines)
+
+
+def test_a_citation_of_no_figure_names_the_field_and_the_figure_meant():
+    with pytest.raises(TemplateError) as err:
+        context(tool=NEW, summary="BM25 finds {{ hitz }}.", figures={"hits": {"spec": {"recount": "read"}, "value": 3, "text": "3"}})
+    assert err.value.message == "summary: names 'hitz', which is not a figure; did you mean 'hits'?"
+
+
+def test_kit_yaml_prose_citing_no_figure_is_placed_at_its_line(tmp_path):
+    from kitbuild.figures.errors import FigureSpecError
+    from kitbuild.figures.table import check_prose_names
+    from kitbuild.yamlfile import load_yaml
+
+    (tmp_path / "kit.yaml").write_text(
+        "kit: k\ntitle: T\nsummary: fine {{ hits }}\nsources:\n  - path: src\n    as: run\n    about: 'has {{ hits.of }}'\n"
+        "readme:\n  not_here: 'the {{ hist }} are elsewhere'\n"
+    )
+    doc = load_yaml(tmp_path / "kit.yaml", "kit.yaml")
+    with pytest.raises(FigureSpecError) as err:
+        check_prose_names(doc.data, {"hits"}, doc.where)
+    assert err.value.message == "kit.yaml:9:13: readme.not_here: names 'hist', which is not a figure; did you mean 'hits'?"
+    check_prose_names(doc.data, {"hits", "hist"}, doc.where)
+
+
+@pytest.mark.parametrize(
+    "summary, why",
+    [
+        ("{{ ''.__class__ }}", "a name starting with '_'"),
+        ("{% for i in range(10**9) %}{% endfor %}", "range() of more than 100,000 numbers"),
+        ("{{ hits", "does not parse as a template"),
+    ],
+)
+def test_cited_prose_is_rendered_in_the_bounded_sandbox(summary, why):
+    with pytest.raises(TemplateError) as err:
+        context(tool=NEW, summary=summary, figures={"hits": {"spec": {"recount": "read"}, "value": 3, "text": "3"}})
+    assert err.value.message.startswith("summary: ") and why in err.value.message
+
+
+def test_a_kit_built_before_0_3_prints_its_prose_as_it_did():
+    # Braces in an old kit's summary were printed raw; re-rendered now, they still are.
+    pages = render_pages(context(summary="Raw {{ braces }} and **stars**", tool={"name": "kitbuild", "version": "0.2.0"}))
+    assert b"\nRaw {{ braces }} and **stars**\n" in pages["README.md"]
+    assert b"<p>Raw {{ braces }} and **stars**</p>" in pages["index.html"]
+
+
+def test_index_html_renders_the_prose_markdown_safely():
+    summary = "A **kit**, [a link](https://example.org/x) <script>alert(1)</script> [bad](javascript:alert(1)) ![img](https://example.org/i.png)"
+    html = render_pages(context(tool=NEW, summary=summary, not_here="- one\n- two"))["index.html"].decode()
+    assert "<p>A <strong>kit</strong>, <a href=\"https://example.org/x\">a link</a> &lt;script&gt;alert(1)&lt;/script&gt; [bad](javascript:alert(1)) " in html
+    assert "<img" not in html and "<script" not in html
+    assert "<ul>\n<li>one</li>\n<li>two</li>\n</ul>" in html
+
+
+def test_a_group_tables_columns_are_labelled():
+    figures = {
+        "bm25_every5": {"spec": {"recount": "every_at_k", "label": "BM25 (A0)"}, "value": 1, "text": "1"},
+        "a2_every5": {"spec": {"recount": "every_at_k"}, "value": 1, "text": "1"},
+        "by": {"spec": {"recount": "group_by", "figures": ["bm25_every5", "a2_every5"], "by": "/type"}, "value": 1, "text": "1",
+               "parts": {"x": {"value": 2, "text": "2", "parts": {"bm25_every5": {"value": 1, "text": "1"}, "a2_every5": {"value": 1, "text": "1"}}}}},
+    }
+    pages = render_pages(context(tool=NEW, figures=figures))
+    assert b"| type | rows | BM25 (A0) | a2 every5 |\n" in pages["README.md"]
+    assert b'<th class="n">BM25 (A0)</th><th class="n">a2 every5</th>' in pages["index.html"]
+
+
+def _section_texts(readme: str) -> list[str]:
+    return [line[3:] for line in readme.splitlines() if line.startswith("## ")]
+
+
+def test_index_html_says_everything_the_readme_says(demo_kit):
+    readme = (demo_kit / "README.md").read_text()
+    html = (demo_kit / "index.html").read_text()
+    provenance = json.loads((demo_kit / "provenance.json").read_bytes())
+    from markupsafe import escape
+
+    for section in _section_texts(readme):
+        assert f">{escape(section)}</h2>" in html, section
+    for rule in provenance["rules"]:
+        for path, n in rule["firings"].items():
+            assert f"<code>{path}</code></a>: {n:,}</li>" in html
+    for digest in provenance["external_digests"]:
+        assert f"<code>{digest}</code>" in html
+    for name in provenance["figures"]:
+        assert f'<li id="figure-{name}">' in html
+    assert html.count("nothing here counts it again") == readme.count("nothing here counts it again") > 0
+    assert "<p>The registrations and the bench's internal results records are not here: they name machines" in html
+
+
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+def html5_problems(page: str) -> list[str]:
+    """What keeps ``page`` from being a well-formed, self-contained HTML5 page a phone can read."""
+    from html.parser import HTMLParser
+
+    problems: list[str] = []
+    counts = {"h1": 0, "viewport": 0}
+
+    class Checker(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.open: list[str] = []
+            self.doctype = None
+            self.lang = None
+
+        def handle_decl(self, decl: str) -> None:
+            self.doctype = decl
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            a = dict(attrs)
+            if tag == "html":
+                self.lang = a.get("lang")
+            if tag == "h1":
+                counts["h1"] += 1
+            if tag == "meta" and a.get("name") == "viewport" and "width=device-width" in (a.get("content") or ""):
+                counts["viewport"] += 1
+            if tag == "script":
+                problems.append("a script")
+            for key in ("src", "href", "srcset", "action", "data"):
+                value = (a.get(key) or "").strip().lower()
+                if value.startswith(("http:", "https:", "//")) and (tag != "a" or key != "href"):
+                    problems.append(f"<{tag} {key}> fetches {value}")
+                if tag == "link" and key == "href":
+                    problems.append(f"<link href={value}>")
+            if tag not in VOID:
+                self.open.append(tag)
+
+        def handle_endtag(self, tag: str) -> None:
+            if not self.open or self.open[-1] != tag:
+                problems.append(f"</{tag}> closes {self.open[-1] if self.open else 'nothing'}")
+                return
+            self.open.pop()
+
+    checker = Checker()
+    checker.feed(page)
+    checker.close()
+    if checker.doctype != "DOCTYPE html":
+        problems.append(f"doctype {checker.doctype!r}")
+    if not checker.lang:
+        problems.append("no lang on <html>")
+    if checker.open:
+        problems.append(f"left open: {checker.open}")
+    if counts["h1"] != 1:
+        problems.append(f"{counts['h1']} h1")
+    if counts["viewport"] != 1:
+        problems.append("no meta viewport")
+    if "@import" in page or "url(" in page:
+        problems.append("a stylesheet that fetches")
+    return problems
+
+
+def test_index_html_is_self_contained_html5(demo_kit, sample_kit):
+    for page in ((demo_kit / "index.html").read_text(), sample_kit["index.html"].decode(), render_pages(context(tool=NEW))["index.html"].decode()):
+        assert html5_problems(page) == []
+    # The checker itself finds what it looks for.
+    assert html5_problems("<!DOCTYPE html><html><body><h1>a</h1><div></body></html>") == [
+        "</body> closes div", "</html> closes div", "no lang on <html>", "left open: ['html', 'body', 'div']", "no meta viewport"
+    ]
+    assert html5_problems('<!DOCTYPE html><html lang="en"><head><meta name="viewport" content="width=device-width"><script src="https://x/y.js"></script></head><body><h1>a</h1></body></html>') == [
+        "a script", "<script src> fetches https://x/y.js"
+    ]
+
+
+def _browser() -> str | None:
+    import shutil
+
+    return next((found for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable") if (found := shutil.which(name))), None)
+
+
+@pytest.mark.skipif(_browser() is None, reason="no chromium, chromium-browser or google-chrome on PATH")
+def test_index_html_renders_in_a_real_browser(demo_kit, tmp_path):
+    # Headless, at a phone's width and a desktop's: the page paints, and its text is all there.
+    browser = _browser()
+    page = (demo_kit / "index.html").as_uri()
+    common = [browser, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}"]
+    for width, height in ((390, 844), (1280, 900)):
+        shot = tmp_path / f"page-{width}.png"
+        subprocess.run([*common, f"--window-size={width},{height}", f"--screenshot={shot}", page], capture_output=True, timeout=120, check=True)
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 5_000
+    dom = subprocess.run([*common, "--dump-dom", page], capture_output=True, text=True, timeout=120, check=True).stdout
+    for text in ("Reciprocal rank fusion: the data kit", "How the figures were counted", "BM25 alone finds 400", "What is not here"):
+        assert text in dom

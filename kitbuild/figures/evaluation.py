@@ -22,7 +22,7 @@ from kitbuild.figures.value import FIRST_ROWS, Check, Difference, FigureValue
 from kitbuild.schema import first_schema_error, key_path, load_schema
 
 # Keys every figure may have, checked by the block schema; a recount's schema sees the rest.
-COMMON_KEYS = ("recount", "about", "format", "equals")
+COMMON_KEYS = ("recount", "about", "label", "format", "equals")
 # Names a page could not write inside {{ }}: jinja2 would read them as syntax.
 RESERVED_NAMES = frozenset({"and", "or", "not", "in", "is", "if", "else", "true", "false", "none", "for", "loop", "self"})
 # Integers compare exactly; a value a file prints as a decimal is a float, compared to this

@@ -7,6 +7,7 @@ least one of the row's files: a key in the JSON document or in some NDJSON row, 
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from typing import Any, Collection, Mapping, Sequence
 
@@ -29,6 +30,24 @@ def validate_figures_table(table: Any, where: Where | None = None, prefix: Seque
         raise FigureSpecError(f"{locate(where, [*prefix, *path])}: {why}")
 
 
+def check_text_names(text: str, names: Collection[str], place: str, env: Any = None) -> None:
+    """Check that ``text`` parses and names only figures; raises :class:`FigureSpecError` that
+    starts with ``place`` and, for a name close to a figure's, asks whether that one was meant."""
+    env = env or text_environment()
+    try:
+        parsed = env.parse(text)
+    except jinja2.TemplateSyntaxError as exc:
+        raise FigureSpecError(f"{place}: the text does not parse as a template: {exc.message}") from None
+    except RecursionError:
+        # jinja2 parses by recursion: thousands of nested brackets in one text.
+        raise FigureSpecError(f"{place}: the text nests too deeply to be read as a template; write it plainly") from None
+    for name in sorted(meta.find_undeclared_variables(parsed)):
+        if name not in names:
+            close = difflib.get_close_matches(name, sorted(names), n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"the figures are: {', '.join(sorted(names)) or '(none)'}"
+            raise FigureSpecError(f"{place}: names {name!r}, which is not a figure; {hint}")
+
+
 def check_table_names(
     table: Sequence[Mapping[str, Any]],
     names: Collection[str],
@@ -41,19 +60,31 @@ def check_table_names(
     build at its line. Parts (``{{ f.a_only }}``) can only be checked once the figures are computed.
     """
     env = text_environment()
-    known = ", ".join(sorted(names)) or "(none)"
     for number, row in enumerate(table):
-        path = [*prefix, number, "page"]
-        try:
-            parsed = env.parse(row["page"])
-        except jinja2.TemplateSyntaxError as exc:
-            raise FigureSpecError(f"{locate(where, path)}: the text does not parse as a template: {exc.message}") from None
-        except RecursionError:
-            # jinja2 parses by recursion: thousands of nested brackets in one text.
-            raise FigureSpecError(f"{locate(where, path)}: the text nests too deeply to be read as a template; write it plainly") from None
-        for name in sorted(meta.find_undeclared_variables(parsed)):
-            if name not in names:
-                raise FigureSpecError(f"{locate(where, path)}: names {name!r}, which is not a figure; the figures are: {known}")
+        check_text_names(row["page"], names, locate(where, [*prefix, number, "page"]), env)
+
+
+# The prose of kit.yaml that may cite figures as the page texts do (kitbuild 0.3.0 on).
+PROSE_KEYS: tuple[tuple[str, ...], ...] = (("summary",), ("readme", "not_here"))
+
+
+def check_prose_names(data: Mapping[str, Any], names: Collection[str], where: Where | None = None) -> None:
+    """Check the figures that kit.yaml's prose (``summary``, ``readme.not_here``, each source's
+    ``about``) cites, as :func:`check_table_names` checks the page texts; raises
+    :class:`FigureSpecError` at the line of the first text that names something else."""
+    env = text_environment()
+    texts: list[tuple[list[str | int], Any]] = []
+    for keys in PROSE_KEYS:
+        value: Any = data
+        for step in keys:
+            value = value.get(step) if isinstance(value, Mapping) else None
+        texts.append((list(keys), value))
+    sources = data.get("sources")
+    for number, source in enumerate(sources if isinstance(sources, list) else []):
+        texts.append((["sources", number, "about"], source.get("about") if isinstance(source, Mapping) else None))
+    for steps, text in texts:
+        if isinstance(text, str):
+            check_text_names(text, names, locate(where, steps), env)
 
 
 def render_figures_table(

@@ -19,6 +19,7 @@ from typing import Any, Mapping
 import jinja2
 
 from kitbuild.errors import EXIT_FINDINGS, KitbuildError
+from kitbuild.figures.derivation import label_of
 from kitbuild.jsonfile import dump_json
 from kitbuild.pages.sandbox import FILTERS as FILTERS
 from kitbuild.pages.sandbox import _pages_environment, _Refused
@@ -66,7 +67,8 @@ def _figure_tables(figures: Mapping[str, Any]) -> list[dict[str, Any]]:
                 cells.append(cell.get("text", "") + (f" of {of['text']}" if of is not None and column not in gains else ""))
             rows.append({"label": label, "count": group["text"], "cells": cells})
         by = str(spec.get("by", "")).rsplit("/", 1)[-1]
-        tables.append({"name": name, "about": spec.get("about"), "by": by, "columns": columns, "rows": rows})
+        labels = [label_of(c, figures.get(c, {}).get("spec", {})) for c in columns]
+        tables.append({"name": name, "about": spec.get("about"), "by": by, "columns": columns, "labels": labels, "rows": rows})
     return tables
 
 
@@ -114,7 +116,7 @@ def page_context(provenance: Mapping[str, Any], index: Mapping[str, Any]) -> dic
         except FigureSpecError as exc:
             # A page text naming a part no figure has: the kit's own provenance.json cannot be rendered.
             raise TemplateError(f"figures_table: {exc.message}") from None
-    return {
+    context = {
         "title": provenance["title"],
         "date": provenance["date"],
         "licence": provenance.get("licence"),
@@ -136,22 +138,88 @@ def page_context(provenance: Mapping[str, Any], index: Mapping[str, Any]) -> dic
         "figures_table": figures_table,
         "figure_tables": _figure_tables(provenance.get("figures", {})),
         "kit_digest": _kit_digest(provenance, index),
+        "layout": "0.2",
+    }
+    if built_by(provenance) >= PROSE_SINCE:
+        context.update(_prose(provenance, figures, folders))
+    return context
+
+
+def _prose(provenance: Mapping[str, Any], figures: Mapping[str, Any], folders: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the pages of a kit built by kitbuild 0.3.0 or later add: the prose with its figures
+    cited and its Markdown as HTML, each figure's derivation, and each rule's firings in this
+    kit's words (:mod:`kitbuild.pages.prose`)."""
+    from kitbuild.figures.errors import FigureSpecError
+    from kitbuild.pages import prose
+
+    texts = {"summary": provenance.get("summary"), "not_here": provenance.get("not_here")}
+    texts.update({f"sources[{i}].about": folder.get("about") for i, folder in enumerate(folders)})
+    cited: dict[str, str | None] = {}
+    env = None
+    for label, text in texts.items():
+        # A text with no '{' is its own rendering: the figure modules are not needed for it.
+        if text is None or "{" not in text:
+            cited[label] = text
+            continue
+        from kitbuild.figures.render import text_environment
+        from kitbuild.figures.table import check_text_names
+
+        env = env or text_environment()  # one clock for all the prose
+        try:
+            check_text_names(text, figures, label, env)
+            cited[label] = prose.cite(text, figures, label, env)
+        except FigureSpecError as exc:
+            raise TemplateError(exc.message) from None
+    out_folders = []
+    for i, folder in enumerate(folders):
+        about = cited[f"sources[{i}].about"]
+        out_folders.append({**folder, "about": about, "about_html": None if about is None else prose.markdown_inline(about)})
+    derivations = []
+    if provenance.get("figures"):
+        from kitbuild.figures.derivation import derivations as derive
+
+        derivations = [{**d, "html": prose.markdown_inline(d["text"])} for d in derive(provenance["figures"])]
+    rules = []
+    for rule in provenance.get("rules", []):
+        here = prose.rule_here(rule)
+        rules.append({**rule, "here": here, "here_html": prose.markdown_inline(here)})
+    summary, not_here = cited["summary"], cited["not_here"]
+    return {
+        "layout": "0.3",
+        "summary": summary,
+        "summary_html": None if summary is None else prose.markdown_html(summary),
+        "not_here": not_here,
+        "not_here_html": None if not_here is None else prose.markdown_html(not_here),
+        "folders": out_folders,
+        "rules": rules,
+        "derivations": derivations,
     }
 
 
 # Pages print the kit's digest from this version on; an earlier kit's pages are rendered as that
 # version wrote them, so that it keeps verifying.
 DIGEST_IN_PAGES_SINCE = (0, 2, 0)
+# From this version on the pages cite figures in their prose, print how each figure was counted,
+# label a table's columns, tell each rule's firings in the kit's words and give index.html all
+# the README says (templates/README.md.j2, index.html.j2); a kit built earlier is rendered with
+# the templates that version shipped (templates/0.2/), so its pages keep verifying byte for byte.
+PROSE_SINCE = (0, 3, 0)
+FROZEN_TEMPLATES = "0.2"
+
+
+def built_by(provenance: Mapping[str, Any]) -> tuple[int, ...]:
+    """The kitbuild version that built a kit, as provenance.json records it: (0, 3, 0)."""
+    tool = provenance.get("tool")
+    version = str(tool.get("version", "0")) if isinstance(tool, Mapping) else "0"
+    try:
+        return tuple(int(part) for part in version.split(".")[:3])
+    except ValueError:
+        return ()
 
 
 def _kit_digest(provenance: Mapping[str, Any], index: Mapping[str, Any]) -> str | None:
     """The kit's one digest (kitbuild.kitdocs.kit_digest), from index.json as kitbuild writes it."""
-    version = str(provenance.get("tool", {}).get("version", "0"))
-    try:
-        built_by = tuple(int(part) for part in version.split(".")[:3])
-    except ValueError:
-        built_by = ()
-    if built_by < DIGEST_IN_PAGES_SINCE:
+    if built_by(provenance) < DIGEST_IN_PAGES_SINCE:
         return None
     return "sha256:" + hashlib.sha256(dump_json(index)).hexdigest()
 
@@ -166,10 +234,12 @@ def render_pages(context: Mapping[str, Any], custom: Mapping[str, str] | None = 
     custom = custom or {}
     env = _pages_environment(custom)
     pages = {}
+    frozen = context.get("layout") != "0.3"
     for page, template_name in PAGE_TEMPLATES.items():
         own = template_name in custom
+        name = template_name if own or not frozen else f"{FROZEN_TEMPLATES}/{template_name}"
         try:
-            pages[page] = env.render_page(template_name, context).encode("utf-8")
+            pages[page] = env.render_page(name, context).encode("utf-8")
         except Exception as exc:
             reason = _reason(exc, own)
             if reason is None:

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from importlib.resources import files
 
+# The summary cites its figures ({{ name }}, as the figures table's page texts do): the README
+# prints the numbers the kit's files count, and verify checks them there too.
 SUMMARY = (
     "A synthetic bench, drawn from fixed seeds, shaped like the LongMemEval-S runs behind the "
     "Reciprocal rank fusion page: the October bench (BM25, nomic-embed-text, their fusion and the "
     "BGE-small fusion) and the learned-sparse run of 2026-11-07 with its six fusions, recounts and "
-    "registered comparisons. Its questions, sessions and lists are invented; its counts match the page."
+    "registered comparisons. Its questions, sessions and lists are invented; its counts match the page. "
+    "The page counts **every@5**: the answerable questions ({{ bm25_every5.of }} of {{ bm25_any5.of }}) "
+    "whose every answer-holding session is in a list's top 5. BM25 alone finds {{ bm25_every5 }}, the "
+    "registered fusion {{ a2_every5 }} ({{ fusion_vs_bm25.diff }}, p {{ fusion_vs_bm25 }}), and the "
+    "learned-sparse run's three fusions {{ f1_every5 }}, {{ f2_every5 }} and {{ f3_every5 }}."
 )
 
 NOT_HERE = (

@@ -30,7 +30,8 @@ README_LINES = [
     "| The integrity checks: the fusion code rebuilt A2's stored top 10 on 500 of 500 questions | ",
     "| Texts longer than 510 tokens: 54,802 of 125,667, encoded in 510-token windows | ",
     "## every@5 by question type, and the BGE-small fusion's net gain over BM25 alone",
-    "| type | rows | `bm25_every5` | `nomic_every5` | `a2_every5` | `a5_every5` | `a5_vs_bm25` |",
+    # The columns by their labels (kit.yaml's 'label'), not their ids.
+    "| type | rows | BM25 (A0) | nomic-embed-text (A1) | registered fusion (A2) | BGE-small fusion (A5) | A5's net gain over A0 |",
 ]
 
 
