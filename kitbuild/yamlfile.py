@@ -117,13 +117,16 @@ def _check_nodes(root: yaml.Node) -> None:
     # How each node was first reached: to name a refused node's key path, only when one is.
     parent: dict[int, tuple[yaml.Node, _Step]] = {}
 
-    def refuse(node: yaml.Node, what: str) -> _Refused:
+    def path_to(node: yaml.Node) -> list[_Step]:
         path: list[_Step] = []
         at = parent.get(id(node))
         while at is not None:
             path.append(at[1])
             at = parent.get(id(at[0]))
-        return _Refused(node.start_mark, what, path[::-1])
+        return path[::-1]
+
+    def refuse(node: yaml.Node, what: str) -> _Refused:
+        return _Refused(node.start_mark, what, path_to(node))
 
     work: list[tuple[yaml.Node, bool]] = [(root, False)]
     while work:
@@ -143,6 +146,9 @@ def _check_nodes(root: yaml.Node) -> None:
                 raise refuse(node, problem)
             height[id(node)] = 0
             continue
+        if isinstance(node, yaml.MappingNode) and (twice := _given_twice(node)):
+            key, position, line = twice
+            raise _Refused(key.start_mark, f"is given twice in one mapping, here and at line {line}; only one can hold. Keep one of the two", [*path_to(node), (key.value, position)])
         height[id(node)] = open_
         work.append((node, True))
         for child, step in _children(node):
@@ -155,6 +161,20 @@ def _check_nodes(root: yaml.Node) -> None:
             node = max((child for child, _ in _children(node)), key=lambda child: height[id(child)])
             depth += 1
         raise _too_deep(node.start_mark)
+
+
+def _given_twice(node: yaml.MappingNode) -> tuple[yaml.ScalarNode, int, int] | None:
+    """The first key given a second time in ``node`` (YAML would keep the second value without a
+    word, and a message about the key would point at the first): the key, its position and the
+    line of the first. Merge keys (``<<``) are YAML's own way to set a key again, and not one."""
+    first: dict[str, int] = {}
+    for position, (key, _) in enumerate(node.value, 1):
+        if not isinstance(key, yaml.ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
+            continue
+        if key.value in first:
+            return key, position, first[key.value]
+        first[key.value] = key.start_mark.line + 1
+    return None
 
 
 def _text_problem(value: str) -> str | None:
@@ -196,29 +216,34 @@ class YamlDocument:
         self._root = root
 
     def position(self, path: Sequence[str | int]) -> tuple[int, int] | None:
-        """The 1-based (line, column) of the deepest node on ``path`` that exists."""
+        """The 1-based (line, column) where the value at ``path`` is written in this file: of its
+        node, or of the deepest node on ``path`` that exists.
+
+        A key given twice is refused when the file is read, so each key names one place. A key
+        that a merge (``<<: *base``) brings, and the mapping then sets again, is the one set last,
+        as the loaded data has it. A value written as an alias (``licence: *x``) is placed at its
+        key, where this path uses it, not at the anchor it names (which may be any other key).
+        """
+        mark = None
         node = self._root
-        found = None
+        key = None
         for step in path:
             if node is None:
                 break
-            found = node
-            if isinstance(node, yaml.MappingNode):
-                nxt = None
-                for key, value in node.value:
-                    if isinstance(key, yaml.ScalarNode) and key.value == str(step):
-                        nxt = value
-                        break
-                node = nxt
-            elif isinstance(node, yaml.SequenceNode) and isinstance(step, int) and 0 <= step < len(node.value):
-                node = node.value[step]
-            else:
+            mark = node.start_mark
+            key, node = _step(node, step)
+            if node is not None and _aliased(node, key, mark):
+                # The value was written elsewhere: what this path means is the key that uses it.
                 node = None
+                mark = key.start_mark if key is not None else mark
+                break
         if node is not None:
-            found = node
-        if found is None:
+            # A value that starts below its key (a block list, a mapping) is placed at the key.
+            below = key is not None and node.start_mark.line > key.start_mark.line
+            mark = key.start_mark if below and key is not None else node.start_mark
+        if mark is None:
             return None
-        return found.start_mark.line + 1, found.start_mark.column + 1
+        return mark.line + 1, mark.column + 1
 
     def where(self, path: Sequence[str | int]) -> str:
         """``label:line:col`` for ``path``, or just ``label`` if it cannot be placed."""
@@ -230,23 +255,38 @@ class YamlDocument:
         may start on a later line); else as :meth:`where` places ``path``."""
         if path and isinstance(path[-1], str):
             parent = self._node(path[:-1])
-            if isinstance(parent, yaml.MappingNode):
-                for key, _ in parent.value:
-                    if isinstance(key, yaml.ScalarNode) and key.value == path[-1]:
-                        return f"{self.label}:{key.start_mark.line + 1}:{key.start_mark.column + 1}"
+            if parent is not None:
+                key, _ = _step(parent, path[-1])
+                if key is not None:
+                    return f"{self.label}:{key.start_mark.line + 1}:{key.start_mark.column + 1}"
         return self.where(path)
 
     def _node(self, path: Sequence[str | int]) -> yaml.Node | None:
         """The node at exactly ``path``, or None."""
         node = self._root
         for step in path:
-            if isinstance(node, yaml.MappingNode):
-                node = next((value for key, value in node.value if isinstance(key, yaml.ScalarNode) and key.value == str(step)), None)
-            elif isinstance(node, yaml.SequenceNode) and isinstance(step, int) and 0 <= step < len(node.value):
-                node = node.value[step]
-            else:
+            if node is None:
                 return None
+            _, node = _step(node, step)
         return node
+
+
+def _step(node: yaml.Node, step: str | int) -> tuple[yaml.Node | None, yaml.Node | None]:
+    """(key node, value node) one step below ``node``; a mapping's key set last wins, as in the data."""
+    if isinstance(node, yaml.MappingNode):
+        for key, value in reversed(node.value):
+            if isinstance(key, yaml.ScalarNode) and key.value == str(step):
+                return key, value
+    elif isinstance(node, yaml.SequenceNode) and isinstance(step, int) and 0 <= step < len(node.value):
+        return None, node.value[step]
+    return None, None
+
+
+def _aliased(value: yaml.Node, key: yaml.Node | None, container: Any) -> bool:
+    """Whether ``value`` is an alias's target here: an anchor's node is written before any alias
+    to it, so before the key (or the collection) that uses it."""
+    before = key.start_mark if key is not None else container
+    return bool(value.start_mark.index < before.index)
 
 
 def load_yaml(path: Path, label: str, public_keys: Callable[[], frozenset[str]] = frozenset) -> YamlDocument:
