@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kitbuild.commands.build import BuildReport
+from kitbuild.commands.build import BuildReport, finding_advice
 from kitbuild.errors import EXIT_FINDINGS, EXIT_OK, LeakError, UnsafeRewriteError
 from kitbuild.findings import Finding
 # Imported under another name: ``from __future__ import annotations`` binds ``annotations`` here.
@@ -77,6 +77,7 @@ def dry_run_text(report: BuildReport, verbose: bool = False) -> str:
     if report.findings:
         lines.append(f"the build would be stopped: {_plural(len(report.findings), 'finding')}")
         lines.extend(f"  {f}" for f in report.findings)
+        lines.extend(finding_advice(report.findings))
     else:
         lines.append(f"the build would pass: {_plural(len(report.files), 'record file')}, and the kit would verify clean")
     if not verbose and changed:

@@ -210,10 +210,44 @@ def _line_col(text: str, index: int) -> tuple[int, int]:
 class YamlDocument:
     """A parsed YAML file: its data and where each value was written."""
 
-    def __init__(self, label: str, data: Any, root: yaml.Node | None) -> None:
+    def __init__(self, label: str, data: Any, root: yaml.Node | None, text: str = "") -> None:
         self.label = label
         self.data = data
         self._root = root
+        self._text = text
+
+    def marked_empty(self, marker: str) -> list[tuple[list[_Step], int, int]]:
+        """Each empty string value whose line, or a comment line just above it, holds ``marker``
+        (``kitbuild init`` marks each value it leaves to the researcher): its key path and its
+        1-based line and column, in the file's order."""
+        lines = self._text.splitlines()
+
+        def marked(line: int) -> bool:  # 0-based
+            if marker in lines[line]:
+                return True
+            while line > 0 and lines[line - 1].lstrip().startswith("#"):
+                line -= 1
+                if marker in lines[line]:
+                    return True
+            return False
+
+        found = []
+        work: list[tuple[yaml.Node, list[_Step]]] = [] if self._root is None else [(self._root, [])]
+        seen: set[int] = set()
+        while work:
+            node, steps = work.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if isinstance(node, yaml.ScalarNode):
+                if node.value == "" and node.style in ("'", '"') and node.start_mark.line < len(lines) and marked(node.start_mark.line):
+                    found.append((steps, node.start_mark.line + 1, node.start_mark.column + 1))
+                continue
+            if isinstance(node, yaml.MappingNode):  # values only: init leaves no key empty
+                work.extend((value, [*steps, (key.value if isinstance(key, yaml.ScalarNode) else "", n)]) for n, (key, value) in enumerate(node.value, 1))
+            elif isinstance(node, yaml.SequenceNode):
+                work.extend((item, [*steps, i]) for i, item in enumerate(node.value))
+        return sorted(found, key=lambda f: (f[1], f[2]))
 
     def position(self, path: Sequence[str | int]) -> tuple[int, int] | None:
         """The 1-based (line, column) where the value at ``path`` is written in this file: of its
@@ -333,7 +367,7 @@ def load_yaml(path: Path, label: str, public_keys: Callable[[], frozenset[str]] 
         where = f"{label}:{mark.line + 1}:{mark.column + 1}" if mark else label
         problem = getattr(exc, "problem", None) or str(exc)
         raise ConfigError(f"{where}: the YAML does not parse: {problem}. Fix the syntax at that place.") from None
-    return YamlDocument(label, parsed, root)
+    return YamlDocument(label, parsed, root, text)
 
 
 def load_records(data: bytes | str) -> Iterator[Any]:

@@ -515,7 +515,9 @@ def test_dry_run_reports_leaks_with_exit_1_and_writes_nothing(bench, cli):
     result = cli("build", "--dry-run")
     assert result.exit_code == 1
     assert result.stdout.endswith(
-        "the build would be stopped: 1 finding\n  KB902 run/a.txt:1: column 5: a private path (/home/…) that the allow list in kit.yaml does not cover\n")
+        "the build would be stopped: 1 finding\n  KB902 run/a.txt:1: column 5: a private path (/home/…) that the allow list in kit.yaml does not cover\n"
+        "KB902: add a map entry that rewrites the path, exclude the file, or, for a path that names no person or machine, "
+        "an 'allow' entry with its reason.\n")
     assert sorted(os.listdir(bench)) == ["kit.yaml", "src"]
 
 
