@@ -156,7 +156,10 @@ def _root(
 def build_command(
     config: Path = typer.Argument(Path("kit.yaml"), help="The kit config."),
     out: Optional[Path] = typer.Option(None, "--out", help="Write the kit here instead of the config's 'out'."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Write nothing; print what each rule would change, file by file."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Write nothing; print how often each rule would fire, and in which files."),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="With --dry-run: also print every firing, path:line:col and before → after (private text: for your terminal only)."
+    ),
     jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="Worker processes (default: the number of cores)."),
     format: str = typer.Option("text", "--format", help=FORMAT_HELP),
     quiet: bool = typer.Option(False, "--quiet", "-q", help=QUIET_HELP),
@@ -169,6 +172,13 @@ def build_command(
     from kitbuild.report import build_text, dry_run_text
 
     fmt = check_format(format)
+    if verbose and (not dry_run or fmt != "text"):
+        # What --verbose prints is private (the paths and names the rules rewrite): never in a
+        # build's log, a CI annotation or a JSON report, only on a dry run's own terminal.
+        raise KitbuildError(
+            "--verbose prints the private text each rule rewrites, so it goes only with --dry-run and the text format: "
+            "run 'kitbuild build --dry-run --verbose'."
+        )
     try:
         with progress_for(fmt, quiet) as progress:
             report = build(config, out, dry_run=dry_run, jobs=jobs, progress=progress)
@@ -188,7 +198,7 @@ def build_command(
         print_report(build_json(report, str(config), dry_run=dry_run, findings=findings) if fmt == "json" else build_github(findings, _build_folder(config, out)))
         raise typer.Exit(1 if findings else 0)
     if dry_run:
-        typer.echo(dry_run_text(report))
+        typer.echo(dry_run_text(report, verbose))
         raise typer.Exit(1 if report.findings else 0)
     typer.echo(build_text(report))
     raise typer.Exit(0)

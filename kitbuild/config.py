@@ -20,7 +20,7 @@ from typing import Any, Mapping
 from kitbuild.errors import ConfigError, RuleError
 from kitbuild.rules import BUILTIN_RULES, Rule, builtin_rule, resolve_rule
 from kitbuild.schema import SchemaProblem, first_schema_problem, key_path, load_schema, nearest, property_names, public_key_path
-from kitbuild.yamlfile import YamlDocument, load_yaml
+from kitbuild.yamlfile import YamlDocument, load_yaml, shown_path
 
 DEFAULT_CONFIG = "kit.yaml"
 DEFAULT_OUT = "./kit"
@@ -178,6 +178,33 @@ def _description(schema: Mapping[str, Any] | None, path: list[str | int]) -> str
     return str(node.get("description", "")) if isinstance(node, Mapping) else ""
 
 
+# The mark ``kitbuild init`` puts on each value it leaves to the researcher (kitbuild.commands.init).
+FILL_IN = "FILL IN"
+
+# What each value init leaves empty asks for, by the key of the mapping that holds it.
+_TO_FILL = {
+    "names": "the role this machine played: a public word, such as desktop",
+    "external_digests": "what the file with this digest is, such as \"the public dataset's release file\"",
+    "map": "the kit path this printed path stands for; or delete the entry and exclude the records that print it",
+}
+
+
+def _refuse_unfilled(doc: YamlDocument) -> None:
+    """Refuse a config with values ``kitbuild init`` left empty, naming each one and what it asks
+    for: a first build then says exactly what to add, all at once, not one schema error at a time."""
+    todo = doc.marked_empty(FILL_IN)
+    if not todo:
+        return
+    public = _public_keys()
+    lines = [f"{doc.label}: {len(todo)} value{'s' if len(todo) != 1 else ''} marked {FILL_IN} {'are' if len(todo) != 1 else 'is'} still empty; write each one in:"]
+    for steps, line, col in todo:
+        holder = next((step[0] for step in reversed(steps[:-1]) if isinstance(step, tuple)), "")
+        what = _TO_FILL.get(holder, "the value its comment asks for")
+        lines.append(f"  {doc.label}:{line}:{col}: {shown_path(steps, public)}: {what}")
+    lines.append("Then run 'kitbuild build --dry-run' again.")
+    raise ConfigError("\n".join(lines))
+
+
 def _fail(doc: YamlDocument, path: list[str | int], what: str) -> ConfigError:
     return ConfigError(f"{doc.where(path)}: {key_path(path)}: {what}")
 
@@ -249,6 +276,7 @@ def load_config(path: str | os.PathLike[str] = DEFAULT_CONFIG) -> Config:
     data = doc.data
     if data is None:
         raise ConfigError(f"{label}: the file is empty. A kit config needs at least kit, title, date and sources; see README.md, 'The kit config'.")
+    _refuse_unfilled(doc)
     bad = first_schema_problem(data, load_schema("config"))
     if bad:
         raise _schema_failure(doc, bad, data, load_schema("config"), "", ". See README.md, 'The kit config'.")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kitbuild.commands.build import BuildReport
+from kitbuild.commands.build import BuildReport, finding_advice
 from kitbuild.errors import EXIT_FINDINGS, EXIT_OK, LeakError, UnsafeRewriteError
 from kitbuild.findings import Finding
 # Imported under another name: ``from __future__ import annotations`` binds ``annotations`` here.
@@ -34,25 +34,64 @@ def build_text(report: BuildReport) -> str:
     return "\n".join(lines)
 
 
-def dry_run_text(report: BuildReport) -> str:
-    """File by file, each firing as ``line:col rule: before → after`` (it may show private text)."""
+# A dry run's summary lists at most this many changed files (one screen with the rest); --verbose
+# lists every firing of every file.
+SUMMARY_FILES = 25
+
+
+def dry_run_text(report: BuildReport, verbose: bool = False) -> str:
+    """What a build would do: per rule, its firings and files; per changed file, the rules that
+    fired in it; then the warnings and what the checks would find. It names kit paths and rule
+    ids only, as a build's report does. ``verbose`` adds every firing, ``path:line:col: rule:
+    before → after``, for the researcher's own terminal: the "before" is private text."""
     names = [r["name"] for r in report.rules]
-    lines = [f"dry run of {report.config.kit}: nothing was written; this output may show private text."]
-    for path, events in sorted(report.events().items()):
-        lines.append(f"{path}:")
-        for e in events:
-            lines.append(f"  {e.line}:{e.col} {names[e.rule]}: {e.before} → {e.after}")
-    lines.append("")
-    lines.extend(f"warning: {w}" for w in report.warnings)
-    for rule in report.rules:
-        lines.append(f"{rule['name']}: would fire {_plural(rule['total'], 'time')} in {_plural(len(rule['firings']), 'file')}")
-    if report.findings:
+    changed = _changed_files(report)
+    lines = [f"dry run of {report.config.kit}: nothing was written."]
+    sources = len(report.config.sources)
+    lines.append(f"{_plural(len(report.files), 'record file')} from {_plural(sources, 'source')}; the rules would change {len(changed):,}.")
+    if report.rules:
         lines.append("")
+        lines.append("rules:")
+        width = max(len(n) for n in names)
+        for rule in report.rules:
+            lines.append(f"  {rule['name']:<{width}}  {_plural(rule['total'], 'firing')} in {_plural(len(rule['firings']), 'file')}")
+    else:
+        lines.append("no rules: every record would be copied byte for byte.")
+    if changed:
+        lines.append("")
+        lines.append("files the rules would change (firings per rule):")
+        for path, fired in changed[:SUMMARY_FILES]:
+            lines.append(f"  {path}: " + ", ".join(f"{name} {n}" for name, n in fired))
+        if len(changed) > SUMMARY_FILES:
+            lines.append(f"  … and {_plural(len(changed) - SUMMARY_FILES, 'more file')} (--verbose lists them all)")
+    if verbose:
+        lines.append("")
+        lines.append("every firing, as path:line:col: rule: before → after (private text: for your eyes only, never for a log):")
+        for path, events in sorted(report.events().items()):
+            for e in sorted(events, key=lambda e: (e.line, e.col)):
+                lines.append(f"  {path}:{e.line}:{e.col}: {names[e.rule]}: {e.before} → {e.after}")
+    if report.warnings:
+        lines.append("")
+        lines.extend(f"warning: {w}" for w in report.warnings)
+    lines.append("")
+    if report.findings:
         lines.append(f"the build would be stopped: {_plural(len(report.findings), 'finding')}")
         lines.extend(f"  {f}" for f in report.findings)
+        lines.extend(finding_advice(report.findings))
     else:
         lines.append(f"the build would pass: {_plural(len(report.files), 'record file')}, and the kit would verify clean")
+    if not verbose and changed:
+        lines.append("each firing with its line, before and after: kitbuild build --dry-run --verbose (it shows private text)")
     return "\n".join(lines)
+
+
+def _changed_files(report: BuildReport) -> list[tuple[str, list[tuple[str, int]]]]:
+    """Each file some rule fired in, sorted, with (rule id, firings) in the rules' order."""
+    per_file: dict[str, list[tuple[str, int]]] = {}
+    for rule in report.rules:
+        for path, n in rule["firings"].items():
+            per_file.setdefault(path, []).append((rule["name"], n))
+    return sorted(per_file.items())
 
 
 def error_findings(exc: LeakError | UnsafeRewriteError) -> list[Finding]:

@@ -113,6 +113,8 @@ class BenchScan:
     digests: list[DigestProposal]
     # folder index -> (the log globs that matched, how many files they left out)
     excluded: dict[int, tuple[tuple[str, ...], int]] = field(default_factory=dict)
+    # kit path -> how often it prints a folder's own path (which the path rule maps without an entry)
+    own_printed: Counter[str] = field(default_factory=Counter)
 
 
 def as_name(folder: Path, taken: set[str]) -> str:
@@ -355,11 +357,14 @@ def scan_bench(paths: Iterable[str | os.PathLike[str]]) -> BenchScan:
     printed_paths: dict[str, Counter[str]] = {}
     printed_digests: dict[str, Counter[str]] = {}
     hosts: dict[str, HostProposal] = {}
+    own_printed: Counter[str] = Counter()
     for kit_path, path in files:
         facts = _read_file(path, kit_path)
         file_digests.add(facts.sha256)
         for p, n in facts.paths.items():
-            if not any(_under(p, form) for form in own):
+            if any(_under(p, form) for form in own):
+                own_printed[kit_path] += n
+            else:
                 printed_paths.setdefault(p, Counter())[kit_path] += n
         for d, n in facts.digests.items():
             printed_digests.setdefault(d, Counter())[kit_path] += n
@@ -414,6 +419,7 @@ def scan_bench(paths: Iterable[str | os.PathLike[str]]) -> BenchScan:
         hosts=sorted(hosts.values(), key=lambda h: (h.short_of or h.name, h.short_of is not None)),
         digests=digests,
         excluded=excluded,
+        own_printed=own_printed,
     )
 
 

@@ -117,13 +117,16 @@ def _check_nodes(root: yaml.Node) -> None:
     # How each node was first reached: to name a refused node's key path, only when one is.
     parent: dict[int, tuple[yaml.Node, _Step]] = {}
 
-    def refuse(node: yaml.Node, what: str) -> _Refused:
+    def path_to(node: yaml.Node) -> list[_Step]:
         path: list[_Step] = []
         at = parent.get(id(node))
         while at is not None:
             path.append(at[1])
             at = parent.get(id(at[0]))
-        return _Refused(node.start_mark, what, path[::-1])
+        return path[::-1]
+
+    def refuse(node: yaml.Node, what: str) -> _Refused:
+        return _Refused(node.start_mark, what, path_to(node))
 
     work: list[tuple[yaml.Node, bool]] = [(root, False)]
     while work:
@@ -143,6 +146,9 @@ def _check_nodes(root: yaml.Node) -> None:
                 raise refuse(node, problem)
             height[id(node)] = 0
             continue
+        if isinstance(node, yaml.MappingNode) and (twice := _given_twice(node)):
+            key, position, line = twice
+            raise _Refused(key.start_mark, f"is given twice in one mapping, here and at line {line}; only one can hold. Keep one of the two", [*path_to(node), (key.value, position)])
         height[id(node)] = open_
         work.append((node, True))
         for child, step in _children(node):
@@ -155,6 +161,20 @@ def _check_nodes(root: yaml.Node) -> None:
             node = max((child for child, _ in _children(node)), key=lambda child: height[id(child)])
             depth += 1
         raise _too_deep(node.start_mark)
+
+
+def _given_twice(node: yaml.MappingNode) -> tuple[yaml.ScalarNode, int, int] | None:
+    """The first key given a second time in ``node`` (YAML would keep the second value without a
+    word, and a message about the key would point at the first): the key, its position and the
+    line of the first. Merge keys (``<<``) are YAML's own way to set a key again, and not one."""
+    first: dict[str, int] = {}
+    for position, (key, _) in enumerate(node.value, 1):
+        if not isinstance(key, yaml.ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
+            continue
+        if key.value in first:
+            return key, position, first[key.value]
+        first[key.value] = key.start_mark.line + 1
+    return None
 
 
 def _text_problem(value: str) -> str | None:
@@ -190,35 +210,74 @@ def _line_col(text: str, index: int) -> tuple[int, int]:
 class YamlDocument:
     """A parsed YAML file: its data and where each value was written."""
 
-    def __init__(self, label: str, data: Any, root: yaml.Node | None) -> None:
+    def __init__(self, label: str, data: Any, root: yaml.Node | None, text: str = "") -> None:
         self.label = label
         self.data = data
         self._root = root
+        self._text = text
+
+    def marked_empty(self, marker: str) -> list[tuple[list[_Step], int, int]]:
+        """Each empty string value whose line, or a comment line just above it, holds ``marker``
+        (``kitbuild init`` marks each value it leaves to the researcher): its key path and its
+        1-based line and column, in the file's order."""
+        lines = self._text.splitlines()
+
+        def marked(line: int) -> bool:  # 0-based
+            if marker in lines[line]:
+                return True
+            while line > 0 and lines[line - 1].lstrip().startswith("#"):
+                line -= 1
+                if marker in lines[line]:
+                    return True
+            return False
+
+        found = []
+        work: list[tuple[yaml.Node, list[_Step]]] = [] if self._root is None else [(self._root, [])]
+        seen: set[int] = set()
+        while work:
+            node, steps = work.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if isinstance(node, yaml.ScalarNode):
+                if node.value == "" and node.style in ("'", '"') and node.start_mark.line < len(lines) and marked(node.start_mark.line):
+                    found.append((steps, node.start_mark.line + 1, node.start_mark.column + 1))
+                continue
+            if isinstance(node, yaml.MappingNode):  # values only: init leaves no key empty
+                work.extend((value, [*steps, (key.value if isinstance(key, yaml.ScalarNode) else "", n)]) for n, (key, value) in enumerate(node.value, 1))
+            elif isinstance(node, yaml.SequenceNode):
+                work.extend((item, [*steps, i]) for i, item in enumerate(node.value))
+        return sorted(found, key=lambda f: (f[1], f[2]))
 
     def position(self, path: Sequence[str | int]) -> tuple[int, int] | None:
-        """The 1-based (line, column) of the deepest node on ``path`` that exists."""
+        """The 1-based (line, column) where the value at ``path`` is written in this file: of its
+        node, or of the deepest node on ``path`` that exists.
+
+        A key given twice is refused when the file is read, so each key names one place. A key
+        that a merge (``<<: *base``) brings, and the mapping then sets again, is the one set last,
+        as the loaded data has it. A value written as an alias (``licence: *x``) is placed at its
+        key, where this path uses it, not at the anchor it names (which may be any other key).
+        """
+        mark = None
         node = self._root
-        found = None
+        key = None
         for step in path:
             if node is None:
                 break
-            found = node
-            if isinstance(node, yaml.MappingNode):
-                nxt = None
-                for key, value in node.value:
-                    if isinstance(key, yaml.ScalarNode) and key.value == str(step):
-                        nxt = value
-                        break
-                node = nxt
-            elif isinstance(node, yaml.SequenceNode) and isinstance(step, int) and 0 <= step < len(node.value):
-                node = node.value[step]
-            else:
+            mark = node.start_mark
+            key, node = _step(node, step)
+            if node is not None and _aliased(node, key, mark):
+                # The value was written elsewhere: what this path means is the key that uses it.
                 node = None
+                mark = key.start_mark if key is not None else mark
+                break
         if node is not None:
-            found = node
-        if found is None:
+            # A value that starts below its key (a block list, a mapping) is placed at the key.
+            below = key is not None and node.start_mark.line > key.start_mark.line
+            mark = key.start_mark if below and key is not None else node.start_mark
+        if mark is None:
             return None
-        return found.start_mark.line + 1, found.start_mark.column + 1
+        return mark.line + 1, mark.column + 1
 
     def where(self, path: Sequence[str | int]) -> str:
         """``label:line:col`` for ``path``, or just ``label`` if it cannot be placed."""
@@ -230,23 +289,38 @@ class YamlDocument:
         may start on a later line); else as :meth:`where` places ``path``."""
         if path and isinstance(path[-1], str):
             parent = self._node(path[:-1])
-            if isinstance(parent, yaml.MappingNode):
-                for key, _ in parent.value:
-                    if isinstance(key, yaml.ScalarNode) and key.value == path[-1]:
-                        return f"{self.label}:{key.start_mark.line + 1}:{key.start_mark.column + 1}"
+            if parent is not None:
+                key, _ = _step(parent, path[-1])
+                if key is not None:
+                    return f"{self.label}:{key.start_mark.line + 1}:{key.start_mark.column + 1}"
         return self.where(path)
 
     def _node(self, path: Sequence[str | int]) -> yaml.Node | None:
         """The node at exactly ``path``, or None."""
         node = self._root
         for step in path:
-            if isinstance(node, yaml.MappingNode):
-                node = next((value for key, value in node.value if isinstance(key, yaml.ScalarNode) and key.value == str(step)), None)
-            elif isinstance(node, yaml.SequenceNode) and isinstance(step, int) and 0 <= step < len(node.value):
-                node = node.value[step]
-            else:
+            if node is None:
                 return None
+            _, node = _step(node, step)
         return node
+
+
+def _step(node: yaml.Node, step: str | int) -> tuple[yaml.Node | None, yaml.Node | None]:
+    """(key node, value node) one step below ``node``; a mapping's key set last wins, as in the data."""
+    if isinstance(node, yaml.MappingNode):
+        for key, value in reversed(node.value):
+            if isinstance(key, yaml.ScalarNode) and key.value == str(step):
+                return key, value
+    elif isinstance(node, yaml.SequenceNode) and isinstance(step, int) and 0 <= step < len(node.value):
+        return None, node.value[step]
+    return None, None
+
+
+def _aliased(value: yaml.Node, key: yaml.Node | None, container: Any) -> bool:
+    """Whether ``value`` is an alias's target here: an anchor's node is written before any alias
+    to it, so before the key (or the collection) that uses it."""
+    before = key.start_mark if key is not None else container
+    return bool(value.start_mark.index < before.index)
 
 
 def load_yaml(path: Path, label: str, public_keys: Callable[[], frozenset[str]] = frozenset) -> YamlDocument:
@@ -293,7 +367,7 @@ def load_yaml(path: Path, label: str, public_keys: Callable[[], frozenset[str]] 
         where = f"{label}:{mark.line + 1}:{mark.column + 1}" if mark else label
         problem = getattr(exc, "problem", None) or str(exc)
         raise ConfigError(f"{where}: the YAML does not parse: {problem}. Fix the syntax at that place.") from None
-    return YamlDocument(label, parsed, root)
+    return YamlDocument(label, parsed, root, text)
 
 
 def load_records(data: bytes | str) -> Iterator[Any]:

@@ -171,7 +171,7 @@ def test_a_kits_own_rule_file_with_a_params_schema_jsonschema_rejects_is_an_erro
     path.write_text(PERSON_RULE.replace("  type: object\n  additionalProperties: false", "  type: objekt\n  additionalProperties: false"))
     with pytest.raises(RuleError) as err:
         load_rule_file(path, "person-name-to-role.yaml")
-    assert str(err.value).startswith("person-name-to-role.yaml:12:3: rule 'person-name-to-role': params is not a valid JSON Schema: ")
+    assert str(err.value).startswith("person-name-to-role.yaml:11:1: rule 'person-name-to-role': params is not a valid JSON Schema: ")
 
 
 def test_rule_id_must_equal_file_name(tmp_path):

@@ -323,12 +323,15 @@ _ADVICE = {
 }
 
 
+def finding_advice(findings: list[Finding]) -> list[str]:
+    """What to do about each kind of finding, once per code: ``CODE: what to add or change.``"""
+    return [f"{code}: {_ADVICE[code]}." for code in sorted({f.code for f in findings}) if code in _ADVICE]
+
+
 def gate_message(findings: list[Finding]) -> str:
     lines = [f"the build was stopped: the staged kit has {len(findings)} finding{'s' if len(findings) != 1 else ''} that a reader's 'kitbuild verify' would report; nothing was written."]
     lines += [str(f) for f in findings]
-    for code in sorted({f.code for f in findings}):
-        if code in _ADVICE:
-            lines.append(f"{code}: {_ADVICE[code]}.")
+    lines += finding_advice(findings)
     return "\n".join(lines)
 
 

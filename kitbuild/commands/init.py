@@ -21,7 +21,7 @@ from typing import Iterable, Sequence
 
 import orjson
 
-from kitbuild.config import DEFAULT_CONFIG, check_writable_place
+from kitbuild.config import DEFAULT_CONFIG, FILL_IN, check_writable_place
 from kitbuild.errors import ConfigError
 from kitbuild.commands.build import Work, gate_code, write_file
 from kitbuild.findings import Finding
@@ -30,7 +30,6 @@ from kitbuild.observe import Plan, blocks_of, locate
 from kitbuild.parallel import map_files
 from kitbuild.scan import BenchScan, scan_bench
 
-FILL_IN = "FILL IN"
 # Files listed under one proposal before the rest are summed up; kit.yaml stays readable.
 SHOWN_FILES = 8
 SHOWN_LEAKS = 200
@@ -166,7 +165,12 @@ def starter_config(scan: BenchScan, config_dir: Path, date: str, leaks: Sequence
                 "    exclude: [" + ", ".join(_scalar(g) for g in globs) + "]",
             ]
 
-    lines += ["rules:", "  - use: record-path-to-kit-path"]
+    lines.append("rules:")
+    if not scan.maps and not scan.own_printed:
+        # A rule that fires nowhere is reported by every build (KB906): proposed only when needed.
+        lines.append("  # - use: record-path-to-kit-path  # no record prints an absolute path: add it if one ever does")
+    else:
+        lines.append("  - use: record-path-to-kit-path")
     if scan.maps:
         lines += ["    with:", "      map:"]
         for m in scan.maps:
@@ -180,8 +184,8 @@ def starter_config(scan: BenchScan, config_dir: Path, date: str, leaks: Sequence
                     "        # entry and exclude the records that print it (the leak gate reports what is left).",
                     f"        {_scalar(m.prefix)}: \"\"",
                 ]
-    else:
-        lines.append("    # no record prints an absolute path other than the folders' own")
+    elif scan.own_printed:
+        lines.append("    # no record prints an absolute path other than the folders' own, which the rule maps without an entry")
 
     if scan.hosts:
         lines += ["  - use: box-name-to-role", "    with:", "      names:"]
@@ -307,5 +311,11 @@ def init_text(report: InitReport, label: str) -> str:
         lines.append(f"  {n(report.to_fill, 'value')} to fill in (marked {FILL_IN}): {', '.join(kinds)}")
     if report.leaks:
         lines.append(f"  {n(report.leaks, 'leak-gate finding')} no proposed rule covers: see the notes at the end of {label}")
-    lines.append(f"next: fill in {label}, then run 'kitbuild build --dry-run {label}'")
+    if report.to_fill:
+        todo = f"write in the {n(report.to_fill, 'value')} marked {FILL_IN}"
+    elif report.leaks:
+        todo = f"settle the leak-gate notes at the end of {label}"
+    else:
+        todo = f"read {label} (a licence and each folder's 'about' are yours to add)"
+    lines.append(f"next: {todo}, then run 'kitbuild build --dry-run {label}'")
     return "\n".join(lines)

@@ -470,9 +470,9 @@ def test_build_prints_a_short_report(sample, cli):
     )
 
 
-def test_dry_run_writes_nothing_and_prints_before_and_after_per_file(sample, cli):
+def test_dry_run_verbose_writes_nothing_and_prints_each_firing_before_and_after(sample, cli):
     bench, source = sample
-    result = cli("build", "--dry-run")
+    result = cli("build", "--dry-run", "--verbose")
     assert result.exit_code == 0, result.stderr
     assert sorted(os.listdir(bench)) == ["kit.yaml", "runs"]
     tree = sample_tree(source)
@@ -480,23 +480,30 @@ def test_dry_run_writes_nothing_and_prints_before_and_after_per_file(sample, cli
     lock_sha = sha256(tree["full-s1"]["lock.json"])
     reading_sha = sha256(tree["score"]["reading.json"])
     assert result.stdout == "\n".join([
-        "dry run of tiny-kit: nothing was written; this output may show private text.",
-        f"{L}/full-s1/lock.json:",
-        "  1:12 box-name-to-role: gpu-b17.cluster.example.net → desktop",
-        f"  2:17 digest-withheld: {run_sha} → withheld-2026-09-29",
-        f"{L}/full-s1/run/run.json:",
-        f"  1:10 record-path-to-kit-path: {source} → {L}",
-        f"  1:{10 + len(str(source)) + 24} record-path-to-kit-path: {source} → {L}",
-        f"  2:15 record-path-to-kit-path: {SAMPLE_MAP_KEY} → longmemeval-2026-10",
-        f"{L}/score/family.json:",
-        f"  1:14 digest-withheld: {reading_sha} → withheld-2026-09-29",
-        f"{L}/score/reading.json:",
-        f"  1:10 digest-withheld: sha256:{run_sha.upper()} → withheld-2026-09-29",
-        f"  2:11 digest-withheld: {lock_sha} → withheld-2026-09-29",
+        "dry run of tiny-kit: nothing was written.",
+        "9 record files from 1 source; the rules would change 4.",
         "",
-        "record-path-to-kit-path: would fire 3 times in 1 file",
-        "box-name-to-role: would fire 1 time in 1 file",
-        "digest-withheld: would fire 4 times in 3 files",
+        "rules:",
+        "  record-path-to-kit-path  3 firings in 1 file",
+        "  box-name-to-role         1 firing in 1 file",
+        "  digest-withheld          4 firings in 3 files",
+        "",
+        "files the rules would change (firings per rule):",
+        f"  {L}/full-s1/lock.json: box-name-to-role 1, digest-withheld 1",
+        f"  {L}/full-s1/run/run.json: record-path-to-kit-path 3",
+        f"  {L}/score/family.json: digest-withheld 1",
+        f"  {L}/score/reading.json: digest-withheld 2",
+        "",
+        "every firing, as path:line:col: rule: before → after (private text: for your eyes only, never for a log):",
+        f"  {L}/full-s1/lock.json:1:12: box-name-to-role: gpu-b17.cluster.example.net → desktop",
+        f"  {L}/full-s1/lock.json:2:17: digest-withheld: {run_sha} → withheld-2026-09-29",
+        f"  {L}/full-s1/run/run.json:1:10: record-path-to-kit-path: {source} → {L}",
+        f"  {L}/full-s1/run/run.json:1:{10 + len(str(source)) + 24}: record-path-to-kit-path: {source} → {L}",
+        f"  {L}/full-s1/run/run.json:2:15: record-path-to-kit-path: {SAMPLE_MAP_KEY} → longmemeval-2026-10",
+        f"  {L}/score/family.json:1:14: digest-withheld: {reading_sha} → withheld-2026-09-29",
+        f"  {L}/score/reading.json:1:10: digest-withheld: sha256:{run_sha.upper()} → withheld-2026-09-29",
+        f"  {L}/score/reading.json:2:11: digest-withheld: {lock_sha} → withheld-2026-09-29",
+        "",
         "the build would pass: 9 record files, and the kit would verify clean",
         "",
     ])
@@ -508,7 +515,9 @@ def test_dry_run_reports_leaks_with_exit_1_and_writes_nothing(bench, cli):
     result = cli("build", "--dry-run")
     assert result.exit_code == 1
     assert result.stdout.endswith(
-        "the build would be stopped: 1 finding\n  KB902 run/a.txt:1: column 5: a private path (/home/…) that the allow list in kit.yaml does not cover\n")
+        "the build would be stopped: 1 finding\n  KB902 run/a.txt:1: column 5: a private path (/home/…) that the allow list in kit.yaml does not cover\n"
+        "KB902: add a map entry that rewrites the path, exclude the file, or, for a path that names no person or machine, "
+        "an 'allow' entry with its reason.\n")
     assert sorted(os.listdir(bench)) == ["kit.yaml", "src"]
 
 

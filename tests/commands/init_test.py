@@ -101,7 +101,7 @@ def test_init_writes_the_expected_starter_config(bench: Path, cli) -> None:
     assert result.stdout == (
         "wrote kit.yaml: 2 sources, 1 map entry, 2 machine names, 0 external digests\n"
         "  2 values to fill in (marked FILL IN): 2 roles\n"
-        "next: fill in kit.yaml, then run 'kitbuild build --dry-run kit.yaml'\n"
+        "next: write in the 2 values marked FILL IN, then run 'kitbuild build --dry-run kit.yaml'\n"
     )
     assert (bench / "kit.yaml").read_text() == EXPECTED
 
@@ -112,8 +112,13 @@ def test_unfilled_config_is_refused_at_the_fill_in_line(bench: Path) -> None:
     with pytest.raises(ConfigError) as info:
         load_config("kit.yaml")
     line = EXPECTED.splitlines().index('        gpu-b17.cluster.example.net: ""  # FILL IN: the role this machine played, e.g. desktop') + 1
-    assert info.value.message.startswith(f"kit.yaml:{line}:38: rules[1].with.names")
-    assert "must not be empty" in info.value.message
+    # Every value still to write, each at its line, with what it asks for: all at once.
+    assert info.value.message == (
+        "kit.yaml: 2 values marked FILL IN are still empty; write each one in:\n"
+        f"  kit.yaml:{line}:38: rules[1].with.names[key #1]: the role this machine played: a public word, such as desktop\n"
+        f"  kit.yaml:{line + 2}:18: rules[1].with.names[key #2]: the role this machine played: a public word, such as desktop\n"
+        "Then run 'kitbuild build --dry-run' again."
+    )
 
 
 def test_filled_in_config_builds_and_rewrites_everything(bench: Path) -> None:

@@ -148,7 +148,7 @@ MADE = {
     ),
     "3,000 figures each computed from the next, in a circle": Case(
         _figures("figures:\n" + CIRCLE),
-        "kitbuild: kit.yaml:9:5: figures.f0: the figures f0 -> f1 -> f2 -> f3 -> f4 -> f5 -> ... -> f2995 -> f2996 -> f2997 -> "
+        "kitbuild: kit.yaml:8:3: figures.f0: the figures f0 -> f1 -> f2 -> f3 -> f4 -> f5 -> ... -> f2995 -> f2996 -> f2997 -> "
         "f2998 -> f2999 -> f0 refer to each other in a circle\n",
     ),
     "a page text nested 5,000 deep": Case(
