@@ -353,6 +353,10 @@ def load_config(path: str | os.PathLike[str] = DEFAULT_CONFIG) -> Config:
 
         validate_figures_table(figures_table, doc.where)
         check_table_names(figures_table, figures, doc.where)
+    if _cites(data):  # prose that cites a figure ({{ name }}) names one the kit counts
+        from kitbuild.figures.table import check_prose_names
+
+        check_prose_names(data, figures, doc.where)
 
     return Config(
         path=config_path,
@@ -374,3 +378,12 @@ def load_config(path: str | os.PathLike[str] = DEFAULT_CONFIG) -> Config:
         figures=figures,
         figures_table=tuple(figures_table),
     )
+
+
+def _cites(data: Mapping[str, Any]) -> bool:
+    """Whether kit.yaml's prose (summary, readme.not_here, a source's about) holds a template tag."""
+    readme = data.get("readme")
+    sources = data.get("sources")
+    texts = [data.get("summary"), readme.get("not_here") if isinstance(readme, Mapping) else None]
+    texts += [s.get("about") for s in (sources if isinstance(sources, list) else []) if isinstance(s, Mapping)]
+    return any(isinstance(t, str) and ("{{" in t or "{%" in t) for t in texts)

@@ -610,3 +610,20 @@ def test_index_html_renders_in_a_real_browser(demo_kit, tmp_path):
     dom = subprocess.run([*common, "--dump-dom", page], capture_output=True, text=True, timeout=120, check=True).stdout
     for text in ("Reciprocal rank fusion: the data kit", "How the figures were counted", "BM25 alone finds 400", "What is not here"):
         assert text in dom
+
+
+def test_a_build_whose_prose_cites_no_figure_stops_at_the_line_with_exit_2(tmp_path):
+    # The config loader runs the check: the build stops before any file is read or written.
+    from typer.testing import CliRunner
+
+    from kitbuild.cli import app
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "r.json").write_text('{"a": 1}\n')
+    (tmp_path / "kit.yaml").write_text(
+        "kit: k\ntitle: T\ndate: 2026-12-01\nsummary: 'We found {{ hitz }} things.'\nout: ./kit\nsources:\n  - path: src\n    as: records\n"
+    )
+    done = CliRunner().invoke(app, ["build", str(tmp_path / "kit.yaml")])
+    assert done.exit_code == 2
+    assert "kit.yaml:4:10: summary: names 'hitz', which is not a figure" in done.output
+    assert not (tmp_path / "kit").exists()
