@@ -22,6 +22,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, BinaryIO, Iterable, Iterator, Mapping
@@ -29,7 +30,7 @@ from typing import Any, BinaryIO, Iterable, Iterator, Mapping
 import ahocorasick_rs
 import orjson
 
-from kitbuild.digests import hex_runs
+from kitbuild.digests import digest_starts
 from kitbuild.fileformat import format_of
 from kitbuild.leaks import Leak, LeakScanner
 from kitbuild.schema import key_path
@@ -82,16 +83,44 @@ class Plan:
         """Every kit path: a record that names none (and spells none with escapes) cannot pair a
         digest with a file here, and is not parsed."""
         paths = [p.encode("utf-8") for p in sorted(self.paths) if p]
-        return ahocorasick_rs.BytesAhoCorasick(paths) if paths else None
+        # Leftmost-longest: it turns on the automaton's prefilter (7,000 against 240 MB/s over
+        # records full of other paths), and still finds one match in each record naming a path.
+        return ahocorasick_rs.BytesAhoCorasick(paths, matchkind=ahocorasick_rs.MATCHKIND_LEFTMOST_LONGEST) if paths else None
 
     @cached_property
-    def counters(self) -> tuple[re.Pattern[bytes] | None, ...]:
-        """One pattern per placeholder, then per rule's words: leftmost-longest, non-overlapping."""
-        out: list[re.Pattern[bytes] | None] = []
-        for forms in [(p,) for p in self.placeholders] + [tuple(w) for w in self.words]:
-            needles = sorted({f.encode("utf-8") for f in forms if f}, key=lambda b: (-len(b), b))
-            out.append(re.compile(b"|".join(re.escape(n) for n in needles)) if needles else None)
-        return tuple(out)
+    def counters(self) -> tuple[WordCounter | None, ...]:
+        """One counter per placeholder, then per rule's words."""
+        forms = [(p,) for p in self.placeholders] + [tuple(w) for w in self.words]
+        return tuple(WordCounter(needles) if (needles := sorted({f.encode("utf-8") for f in fs if f})) else None for fs in forms)
+
+
+class WordCounter:
+    """Counts occurrences of some strings leftmost-longest and non-overlapping, as a regex
+    alternation of them, longest first, would find them, with no Python work per occurrence (a
+    record may hold several on every line).
+
+    Strings no two occurrences of which can overlap (no string holds another, and none ends
+    with the start of one) are counted with ``bytes.count`` each: 1,100 MB/s over records that
+    print two of them on every line, against 130 for an automaton. Others go to ahocorasick_rs.
+    """
+
+    def __init__(self, needles: list[bytes]) -> None:
+        self.needles = needles
+        self.disjoint = not any(
+            (a != b and b in a) or any(a[-k:] == b[:k] for k in range(1, min(len(a), len(b)))) for a in needles for b in needles
+        )
+        self.search = None if self.disjoint else ahocorasick_rs.BytesAhoCorasick(needles, matchkind=ahocorasick_rs.MATCHKIND_LEFTMOST_LONGEST)
+
+    def count(self, data: bytes, start: int, hi: int) -> tuple[int, int]:
+        """How many occurrences start in data[start:hi], scanning from ``start``, and where the
+        last of them ends (0 if none, or if no occurrence can overlap the next)."""
+        if self.search is None:
+            return sum(data.count(n, start, hi + len(n) - 1) for n in self.needles), 0
+        matches = self.search.find_matches_as_indexes(memoryview(data)[start:])
+        n = len(matches)
+        while n and matches[n - 1][1] >= hi - start:
+            n -= 1
+        return n, (start + matches[n - 1][2] if n else 0)
 
 
 @dataclass
@@ -203,45 +232,45 @@ class Observer:
     def _settle(self, window: bytes, lo: int, hi: int) -> None:
         """Everything that starts in ``window[lo:hi]``."""
         obs, plan, base = self.obs, self.plan, self._base
-        digest_starts: list[int] = []
-        # Digests are read from text: in binary data a run of hex digits is no printed digest.
-        # Runs of 64 or more hex digits, found in C (kitbuild.digests.hex_runs): a run that starts
-        # in the context before ``lo`` was counted with the window before.
-        for start, end in () if obs.binary else hex_runs(window):
-            if start < lo:
-                continue
-            if start >= hi:
-                break
-            if end - start != DIGEST_LENGTH:
+        # Digests are read from text: in binary data a run of hex digits is no printed digest. A
+        # run that starts in the context before ``lo`` was counted with the window before.
+        starts: list[int] = []
+        if not obs.binary:
+            exact, longer = digest_starts(window)
+            starts = exact[bisect.bisect_left(exact, lo) : bisect.bisect_left(exact, hi)]
+            if any(lo <= s < hi for s in longer):
                 obs.long_hex = True  # a digest could hide inside a longer run
-                continue
-            digest_starts.append(start)
-            hexdigest = window[start:end].decode("ascii").lower()
-            seen = obs.digests.get(hexdigest)
-            if seen is None:
-                obs.digests[hexdigest] = [1, base + start]
-            else:
-                seen[0] += 1
+        if starts:
+            # The work per digest stays in C (slices, Counter, dict): a record may print one on
+            # every line. Each spelling's first start: the dict keeps the last of the reversed.
+            spellings = [window[s : s + DIGEST_LENGTH] for s in starts]
+            firsts = dict(zip(reversed(spellings), reversed(starts)))
+            for spelling, n in Counter(spellings).items():
+                hexdigest, at = spelling.decode("ascii").lower(), base + firsts[spelling]
+                seen = obs.digests.get(hexdigest)
+                if seen is None:
+                    obs.digests[hexdigest] = [n, at]
+                else:
+                    seen[0] += n
+                    seen[1] = min(seen[1], at)  # another spelling of it, in this window
         # Counted in every file, binary or not: a rewrite can pull a NUL into a text file's first
         # 8 KiB, and build and verify must count the words it wrote there the same way.
-        for k, pattern in enumerate(plan.counters):
-            if pattern is None:
+        for k, counter in enumerate(plan.counters):
+            if counter is None:
                 continue
-            n = 0
-            for m in pattern.finditer(window, max(lo, self._resume[k] - base)):
-                if m.start() >= hi:
-                    break
-                n += 1
-                self._resume[k] = base + m.end()
+            start = max(lo, self._resume[k] - base)
+            n, end = counter.count(window, start, hi) if start < hi else (0, 0)
+            if end:
+                self._resume[k] = base + end  # a later window resumes there
             target = obs.placeholders if k < len(plan.placeholders) else obs.words
             target[k if k < len(plan.placeholders) else k - len(plan.placeholders)] += n
         for leak in plan.scanner.scan(window, binary=obs.binary, lo=lo, hi=hi):
             obs.leaks.append(Leak(leak.code, base + leak.offset, leak.what))
         if self._pairs and not obs.binary:
             if self._doc is not None:
-                self._grow_doc(window[lo:hi], bool(digest_starts))
+                self._grow_doc(window[lo:hi], bool(starts))
             else:
-                self._records(window, lo, hi, digest_starts)
+                self._records(window, lo, hi, starts)
 
     # -- pairs in JSON records ----------------------------------------------------------------
 
@@ -255,7 +284,7 @@ class Observer:
             self._doc = []  # kept only to be counted as unread
 
     def _records(self, window: bytes, lo: int, hi: int, digests: list[int]) -> None:
-        """Parse each NDJSON record in ``window[lo:hi]`` that prints a digest."""
+        """Parse each NDJSON record in ``window[lo:hi]`` that prints a digest and names a kit file."""
         pos = lo
         if self._record_open:
             nl = window.find(b"\n", lo, hi)
@@ -267,20 +296,33 @@ class Observer:
                 return
             self._close_record()
             pos = nl + 1
-        i = bisect.bisect_left(digests, pos)
-        while i < len(digests):
-            start = window.rfind(b"\n", pos, digests[i]) + 1 or pos
-            nl = window.find(b"\n", digests[i], hi)
-            if nl < 0:
-                # The record runs on into the next window.
-                self._open_record(window[start:hi], self._base + start, True)
-                return
-            self._parse(window[start:nl], self._base + start)
-            pos = nl + 1
-            i = bisect.bisect_left(digests, pos, i)
-        if hi > pos and window[hi - 1 : hi] != b"\n":
-            start = window.rfind(b"\n", pos, hi) + 1 or pos
-            self._open_record(window[start:hi], self._base + start, False)
+        last = window.rfind(b"\n", pos, hi)  # the whole records end here
+        if last >= 0:
+            if bisect.bisect_left(digests, pos) < bisect.bisect_left(digests, last):
+                for start, stop in self._naming(window, pos, last):
+                    i = bisect.bisect_left(digests, start)
+                    if i < len(digests) and digests[i] < stop:
+                        self._parse(window[start:stop], self._base + start)
+            pos = last + 1
+        if hi > pos:  # a record that runs on into the next window
+            self._open_record(window[pos:hi], self._base + pos, bisect.bisect_left(digests, pos) < len(digests))
+
+    def _naming(self, window: bytes, first: int, last: int) -> list[tuple[int, int]]:
+        """(start, end) of each record in window[first:last] (``last`` a line end) that names a
+        kit path or holds a backslash (which can spell one): only those can pair a digest with
+        a file here. One search over them all, not one a record: most name none."""
+        finder = self.plan.path_finder
+        at = [first + s for _, s, _ in finder.find_matches_as_indexes(memoryview(window)[first:last])] if finder else []
+        q = window.find(b"\\", first, last)
+        while q >= 0:
+            at.append(q)
+            q = window.find(b"\\", window.find(b"\n", q, last + 1) + 1, last)
+        records: list[tuple[int, int]] = []
+        for p in sorted(at):
+            if records and p < records[-1][1]:
+                continue
+            records.append((window.rfind(b"\n", first, p) + 1 or first, window.find(b"\n", p, last + 1)))
+        return records
 
     def _open_record(self, piece: bytes, start: int, digest: bool) -> None:
         self._record_open, self._record, self._record_size = True, [], 0
