@@ -32,10 +32,12 @@ import orjson
 
 from kitbuild.digests import digest_starts
 from kitbuild.fileformat import format_of
+from kitbuild.index import INDEX, PROVENANCE
 from kitbuild.leaks import Leak, LeakScanner
 from kitbuild.schema import key_path
 
 BLOCK_SIZE = 1 << 20
+FIRST_READ = 64 << 10
 # A NUL byte in a file's first 8 KiB makes it binary: never rewritten, and searched only for
 # what can hide in any bytes (see kitbuild.leaks).
 BINARY_SNIFF = 8192
@@ -159,7 +161,9 @@ class Observer:
         self.obs = Observation(path, placeholders=[0] * len(plan.placeholders), words=[0] * len(plan.words))
         self._hash = hashlib.sha256()
         self._format = format_of(path)
-        self._pairs = self._format in ("json", "ndjson")
+        # index.json and provenance.json state a digest for every file: the checks of those
+        # documents compare each with the file, and no check reads them as a record's pairs.
+        self._pairs = self._format in ("json", "ndjson") and path not in (INDEX, PROVENANCE)
         self._head: bytearray | None = bytearray()  # until binary or not is known
         self._carry = b""  # the window's unsettled bytes, and context before them
         self._context = 0  # how many bytes at the carry's start are context (searched already)
@@ -430,11 +434,15 @@ def observe_stream(path: str, stream: BinaryIO, plan: Plan) -> Observation:
     """The observation of a stream read to its end (not to a size given before: a file that grew
     while it was read is observed with what it grew by)."""
     observer = Observer(path, plan)
+    # A first read of 64 KiB: most kit files are small, and a read of BLOCK_SIZE allocates a
+    # whole MiB (a fresh mapping, with its page faults) for each of them.
+    size = FIRST_READ
     while True:
-        block = stream.read(BLOCK_SIZE)
+        block = stream.read(size)
         if not block:
             return observer.finish()
         observer.feed(block)
+        size = BLOCK_SIZE
 
 
 def locate(blocks: Iterable[bytes], offsets: Iterable[int]) -> dict[int, tuple[int, int]]:
