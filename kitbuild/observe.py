@@ -65,6 +65,10 @@ class Plan:
     # original digests of changed files (hex -> what it is). A reader has neither.
     private: Mapping[str, str] = field(default_factory=dict)
     withheld: Mapping[str, str] = field(default_factory=dict)
+    # Whether to read the (path, digest) pairs of records; if not, the records that would be
+    # read are only counted (Observation.pairs_pending). A build's first pass does not: most
+    # files that print digests are written again once the digests are withheld.
+    pairs: bool = True
 
     def __getstate__(self) -> dict[str, Any]:
         # The compiled searches are made again in each worker, not pickled.
@@ -146,6 +150,8 @@ class Observation:
     pairs: dict[tuple[str, str, str], list[int]] = field(default_factory=dict)
     # Records that print a digest but were too large or not JSON, so no pair was read from them.
     pairs_unread: int = 0
+    # Records whose pairs a plan without ``pairs`` left to read (see Plan.pairs).
+    pairs_pending: int = 0
 
     @property
     def quiet(self) -> bool:
@@ -306,7 +312,7 @@ class Observer:
                 for start, stop in self._naming(window, pos, last):
                     i = bisect.bisect_left(digests, start)
                     if i < len(digests) and digests[i] < stop:
-                        self._parse(window[start:stop], self._base + start)
+                        self._parse(window[start:stop], self._base + start, named=True)
             pos = last + 1
         if hi > pos:  # a record that runs on into the next window
             self._open_record(window[pos:hi], self._base + pos, bisect.bisect_left(digests, pos) < len(digests))
@@ -349,10 +355,15 @@ class Observer:
                 self._parse(b"".join(self._record), self._record_start)
         self._record_open, self._record, self._record_size, self._record_digest = False, [], 0, False
 
-    def _parse(self, data: bytes, offset: int) -> None:
+    def _parse(self, data: bytes, offset: int, named: bool = False) -> None:
+        """The pairs of one JSON document or NDJSON record (``named``: it is known to name a kit
+        path or hold a backslash)."""
         finder = self.plan.path_finder
-        if b"\\" not in data and (finder is None or not finder.find_matches_as_indexes(data)):
+        if not named and b"\\" not in data and (finder is None or not finder.find_matches_as_indexes(data)):
             return  # names no file here: no pair to read (and parsing costs more than looking)
+        if not self.plan.pairs:
+            self.obs.pairs_pending += 1
+            return
         try:
             document = orjson.loads(data)
         except orjson.JSONDecodeError:
@@ -368,8 +379,18 @@ class Observer:
 
 def _key_kind(key: str) -> tuple[bool, bool]:
     """Whether ``key`` names a path (``path``, ``file``, ``*_path``...), and whether a digest."""
-    k = key.lower()
-    return (k in _PATH_KEYS or k.endswith("_path")), (k in _DIGEST_KEYS or k.endswith("sha256") or k.endswith("_digest"))
+    kind = _KINDS.get(key)
+    if kind is None:
+        k = key.lower()
+        kind = (k in _PATH_KEYS or k.endswith("_path")), (k in _DIGEST_KEYS or k.endswith("sha256") or k.endswith("_digest"))
+        if len(_KINDS) < 4096:  # records repeat a few keys; a hostile one may hold a million
+            _KINDS[key] = kind
+    return kind
+
+
+_KINDS: dict[str, tuple[bool, bool]] = {}
+# A digest as a value: 64 hex digits, or 71 with 'sha256:'.
+_DIGEST_LENGTHS = frozenset((DIGEST_LENGTH, DIGEST_LENGTH + len(PREFIX)))
 
 
 def _normal(path: str) -> str:
@@ -382,24 +403,25 @@ def json_pairs(document: Any, paths: frozenset[str], placeholders: tuple[str, ..
     A pair is an object with exactly one path-like field and one digest-like field (``{"path":
     ..., "sha256": ...}``), or a mapping entry from a kit path to a digest. A pair that says a
     placeholder always holds and is left out. The walk keeps its own stack: a record nested a
-    thousand deep must not exhaust Python's recursion.
+    thousand deep must not exhaust Python's recursion. It runs on every record of a kit whose
+    records cite each other, so the common case (a string that is no digest) is kept short.
     """
     stack: list[tuple[tuple[str | int, ...], Any]] = [((), document)]
     while stack:
         where, value = stack.pop()
-        if isinstance(value, dict):
+        if type(value) is dict:
             path_keys: list[str] = []
             digest_keys: list[tuple[str, str]] = []
             entries: list[tuple[str, str, str]] = []
             inner: list[tuple[str, Any]] = []
             for k, v in value.items():
-                if isinstance(v, str):
+                if type(v) is str:
                     is_path, is_digest = _key_kind(k)
                     if is_path:
                         path_keys.append(k)
                     if v in placeholders:
                         said = v
-                    elif (m := _DIGEST_VALUE.fullmatch(v)) is not None:
+                    elif len(v) in _DIGEST_LENGTHS and (m := _DIGEST_VALUE.fullmatch(v)) is not None:
                         said = m.group(1).lower()
                     else:
                         continue
@@ -407,19 +429,31 @@ def json_pairs(document: Any, paths: frozenset[str], placeholders: tuple[str, ..
                         digest_keys.append((k, said))
                     if _normal(k) in paths:
                         entries.append((k, _normal(k), said))
-                elif isinstance(v, (dict, list)):
+                elif type(v) is dict or type(v) is list:
                     inner.append((k, v))
             if len(path_keys) == 1 and len(digest_keys) == 1:
                 target = _normal(value[path_keys[0]])
                 key, said = digest_keys[0]
                 if target in paths and said not in placeholders:
-                    yield key_path([*where, key]), target, said
+                    yield _key_path((*where, key)), target, said
             for k, target, said in entries:
                 if said not in placeholders:
-                    yield key_path([*where, k]), target, said
+                    yield _key_path((*where, k)), target, said
             stack.extend(((*where, k), v) for k, v in reversed(inner))
-        elif isinstance(value, list):
-            stack.extend(((*where, i), v) for i, v in reversed(list(enumerate(value))) if isinstance(v, (dict, list)))
+        elif type(value) is list:
+            stack.extend(((*where, i), v) for i, v in reversed(list(enumerate(value))) if type(v) is dict or type(v) is list)
+
+
+def _key_path(steps: tuple[str | int, ...]) -> str:
+    text = _KEY_PATHS.get(steps)
+    if text is None:
+        text = key_path(list(steps))
+        if len(_KEY_PATHS) < 4096:
+            _KEY_PATHS[steps] = text
+    return text
+
+
+_KEY_PATHS: dict[tuple[str | int, ...], str] = {}
 
 
 def observe_bytes(path: str, data: bytes, plan: Plan) -> Observation:
