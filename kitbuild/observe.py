@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import bisect
 import hashlib
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -30,11 +29,11 @@ from typing import Any, BinaryIO, Iterable, Iterator, Mapping
 import ahocorasick_rs
 import orjson
 
-from kitbuild.digests import digest_starts
+from kitbuild.digests import DIGEST_LENGTH, digest_starts
 from kitbuild.fileformat import format_of
 from kitbuild.index import INDEX, PROVENANCE
 from kitbuild.leaks import Leak, LeakScanner
-from kitbuild.schema import key_path
+from kitbuild.pairs import json_pairs
 
 BLOCK_SIZE = 1 << 20
 FIRST_READ = 64 << 10
@@ -43,11 +42,6 @@ FIRST_READ = 64 << 10
 BINARY_SNIFF = 8192
 # A JSON document (or an NDJSON record) larger than this is not parsed for pairs.
 PAIR_LIMIT = 16 << 20
-DIGEST_LENGTH = 64
-PREFIX = b"sha256:"
-_DIGEST_VALUE = re.compile(r"(?:sha256:)?([0-9A-Fa-f]{64})")
-_PATH_KEYS = {"path", "file", "filename", "file_path", "filepath", "name_path"}
-_DIGEST_KEYS = {"sha256", "digest", "checksum", "hash"}
 
 
 @dataclass(frozen=True)
@@ -375,85 +369,6 @@ class Observer:
                 self.obs.pairs[triple] = [1, offset]
             else:
                 seen[0] += 1
-
-
-def _key_kind(key: str) -> tuple[bool, bool]:
-    """Whether ``key`` names a path (``path``, ``file``, ``*_path``...), and whether a digest."""
-    kind = _KINDS.get(key)
-    if kind is None:
-        k = key.lower()
-        kind = (k in _PATH_KEYS or k.endswith("_path")), (k in _DIGEST_KEYS or k.endswith("sha256") or k.endswith("_digest"))
-        if len(_KINDS) < 4096:  # records repeat a few keys; a hostile one may hold a million
-            _KINDS[key] = kind
-    return kind
-
-
-_KINDS: dict[str, tuple[bool, bool]] = {}
-# A digest as a value: 64 hex digits, or 71 with 'sha256:'.
-_DIGEST_LENGTHS = frozenset((DIGEST_LENGTH, DIGEST_LENGTH + len(PREFIX)))
-
-
-def _normal(path: str) -> str:
-    return path[2:] if path.startswith("./") else path
-
-
-def json_pairs(document: Any, paths: frozenset[str], placeholders: tuple[str, ...]) -> Iterator[tuple[str, str, str]]:
-    """(key path, kit path, digest said) for each digest ``document`` pairs with a kit path.
-
-    A pair is an object with exactly one path-like field and one digest-like field (``{"path":
-    ..., "sha256": ...}``), or a mapping entry from a kit path to a digest. A pair that says a
-    placeholder always holds and is left out. The walk keeps its own stack: a record nested a
-    thousand deep must not exhaust Python's recursion. It runs on every record of a kit whose
-    records cite each other, so the common case (a string that is no digest) is kept short.
-    """
-    stack: list[tuple[tuple[str | int, ...], Any]] = [((), document)]
-    while stack:
-        where, value = stack.pop()
-        if type(value) is dict:
-            path_keys: list[str] = []
-            digest_keys: list[tuple[str, str]] = []
-            entries: list[tuple[str, str, str]] = []
-            inner: list[tuple[str, Any]] = []
-            for k, v in value.items():
-                if type(v) is str:
-                    is_path, is_digest = _key_kind(k)
-                    if is_path:
-                        path_keys.append(k)
-                    if v in placeholders:
-                        said = v
-                    elif len(v) in _DIGEST_LENGTHS and (m := _DIGEST_VALUE.fullmatch(v)) is not None:
-                        said = m.group(1).lower()
-                    else:
-                        continue
-                    if is_digest:
-                        digest_keys.append((k, said))
-                    if _normal(k) in paths:
-                        entries.append((k, _normal(k), said))
-                elif type(v) is dict or type(v) is list:
-                    inner.append((k, v))
-            if len(path_keys) == 1 and len(digest_keys) == 1:
-                target = _normal(value[path_keys[0]])
-                key, said = digest_keys[0]
-                if target in paths and said not in placeholders:
-                    yield _key_path((*where, key)), target, said
-            for k, target, said in entries:
-                if said not in placeholders:
-                    yield _key_path((*where, k)), target, said
-            stack.extend(((*where, k), v) for k, v in reversed(inner))
-        elif type(value) is list:
-            stack.extend(((*where, i), v) for i, v in reversed(list(enumerate(value))) if type(v) is dict or type(v) is list)
-
-
-def _key_path(steps: tuple[str | int, ...]) -> str:
-    text = _KEY_PATHS.get(steps)
-    if text is None:
-        text = key_path(list(steps))
-        if len(_KEY_PATHS) < 4096:
-            _KEY_PATHS[steps] = text
-    return text
-
-
-_KEY_PATHS: dict[tuple[str | int, ...], str] = {}
 
 
 def observe_bytes(path: str, data: bytes, plan: Plan) -> Observation:
