@@ -68,6 +68,7 @@ class FolderKit(KitFS):
             raise NotAKitError(f"{self.label}: is not a folder. Give the folder a kit was unpacked into.")
         # The root the user names may itself be a link; what lies below it may not.
         self.root = path.resolve()
+        self._folder: tuple[str, int] | None = None  # see _folder_fd
         try:
             os.listdir(self.root)
         except OSError as exc:
@@ -118,28 +119,56 @@ class FolderKit(KitFS):
 
     def _open_at(self, path: str, parts: list[str]) -> BinaryIO:
         nofollow = os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-        fd = os.open(self.root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+        folder = "/".join(parts[:-1])
+        fd = self._folder_fd(folder, path)
+        try:
+            child = os.open(parts[-1], os.O_RDONLY | nofollow | os.O_NONBLOCK, dir_fd=fd)
+        except OSError as exc:
+            raise self._refused(path, path, exc) from None
+        try:
+            st = os.fstat(child)
+            if not stat.S_ISREG(st.st_mode):
+                raise MemberError(path, "is not a regular file", "special")
+            # O_NONBLOCK kept a FIFO from blocking the open; a regular file reads the same without it.
+            os.set_blocking(child, True)
+            stream = os.fdopen(child, "rb")
+            child = -1
+            return stream
+        finally:
+            if child >= 0:
+                os.close(child)
+
+    def _folder_fd(self, folder: str, path: str) -> int:
+        """A descriptor of the kit's folder ``folder``, reached one part at a time without following
+        a link. The last one is kept: files are read in path order, so most share the folder of the
+        one before (a kit of 100,000 small files spent a third of its time opening folders)."""
+        if self._folder is not None and self._folder[0] == folder:
+            return self._folder[1]
+        self.close()
+        flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+        fd = os.open(self.root, flags)
+        parts = folder.split("/") if folder else []
         try:
             for i, part in enumerate(parts):
-                last = i == len(parts) - 1
-                flags = os.O_RDONLY | nofollow | (os.O_NONBLOCK if last else getattr(os, "O_DIRECTORY", 0))
                 try:
-                    child = os.open(part, flags, dir_fd=fd)
+                    child = os.open(part, flags | os.O_NOFOLLOW, dir_fd=fd)
                 except OSError as exc:
                     raise self._refused(path, "/".join(parts[: i + 1]), exc) from None
                 os.close(fd)
                 fd = child
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise MemberError(path, "is not a regular file", "special")
-            # O_NONBLOCK kept a FIFO from blocking the open; a regular file reads the same without it.
-            os.set_blocking(fd, True)
-            stream = os.fdopen(fd, "rb")
-            fd = -1
-            return stream
-        finally:
-            if fd >= 0:
-                os.close(fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._folder = (folder, fd)
+        return fd
+
+    def close(self) -> None:
+        if self._folder is not None:
+            os.close(self._folder[1])
+            self._folder = None
+
+    def __getstate__(self) -> dict[str, object]:
+        return {**self.__dict__, "_folder": None}  # a descriptor is this process's own
 
     def _refused(self, path: str, reached: str, exc: OSError) -> MemberError:
         if exc.errno in (errno.ELOOP, errno.ENOTDIR, getattr(errno, "EMLINK", -1)):

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import bisect
 import hashlib
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -30,22 +29,19 @@ from typing import Any, BinaryIO, Iterable, Iterator, Mapping
 import ahocorasick_rs
 import orjson
 
-from kitbuild.digests import digest_starts
+from kitbuild.digests import DIGEST_LENGTH, digest_starts
 from kitbuild.fileformat import format_of
+from kitbuild.index import INDEX, PROVENANCE
 from kitbuild.leaks import Leak, LeakScanner
-from kitbuild.schema import key_path
+from kitbuild.pairs import json_pairs
 
 BLOCK_SIZE = 1 << 20
+FIRST_READ = 64 << 10
 # A NUL byte in a file's first 8 KiB makes it binary: never rewritten, and searched only for
 # what can hide in any bytes (see kitbuild.leaks).
 BINARY_SNIFF = 8192
 # A JSON document (or an NDJSON record) larger than this is not parsed for pairs.
 PAIR_LIMIT = 16 << 20
-DIGEST_LENGTH = 64
-PREFIX = b"sha256:"
-_DIGEST_VALUE = re.compile(r"(?:sha256:)?([0-9A-Fa-f]{64})")
-_PATH_KEYS = {"path", "file", "filename", "file_path", "filepath", "name_path"}
-_DIGEST_KEYS = {"sha256", "digest", "checksum", "hash"}
 
 
 @dataclass(frozen=True)
@@ -63,6 +59,10 @@ class Plan:
     # original digests of changed files (hex -> what it is). A reader has neither.
     private: Mapping[str, str] = field(default_factory=dict)
     withheld: Mapping[str, str] = field(default_factory=dict)
+    # Whether to read the (path, digest) pairs of records; if not, the records that would be
+    # read are only counted (Observation.pairs_pending). A build's first pass does not: most
+    # files that print digests are written again once the digests are withheld.
+    pairs: bool = True
 
     def __getstate__(self) -> dict[str, Any]:
         # The compiled searches are made again in each worker, not pickled.
@@ -144,6 +144,8 @@ class Observation:
     pairs: dict[tuple[str, str, str], list[int]] = field(default_factory=dict)
     # Records that print a digest but were too large or not JSON, so no pair was read from them.
     pairs_unread: int = 0
+    # Records whose pairs a plan without ``pairs`` left to read (see Plan.pairs).
+    pairs_pending: int = 0
 
     @property
     def quiet(self) -> bool:
@@ -159,7 +161,9 @@ class Observer:
         self.obs = Observation(path, placeholders=[0] * len(plan.placeholders), words=[0] * len(plan.words))
         self._hash = hashlib.sha256()
         self._format = format_of(path)
-        self._pairs = self._format in ("json", "ndjson")
+        # index.json and provenance.json state a digest for every file: the checks of those
+        # documents compare each with the file, and no check reads them as a record's pairs.
+        self._pairs = self._format in ("json", "ndjson") and path not in (INDEX, PROVENANCE)
         self._head: bytearray | None = bytearray()  # until binary or not is known
         self._carry = b""  # the window's unsettled bytes, and context before them
         self._context = 0  # how many bytes at the carry's start are context (searched already)
@@ -302,7 +306,7 @@ class Observer:
                 for start, stop in self._naming(window, pos, last):
                     i = bisect.bisect_left(digests, start)
                     if i < len(digests) and digests[i] < stop:
-                        self._parse(window[start:stop], self._base + start)
+                        self._parse(window[start:stop], self._base + start, named=True)
             pos = last + 1
         if hi > pos:  # a record that runs on into the next window
             self._open_record(window[pos:hi], self._base + pos, bisect.bisect_left(digests, pos) < len(digests))
@@ -345,10 +349,15 @@ class Observer:
                 self._parse(b"".join(self._record), self._record_start)
         self._record_open, self._record, self._record_size, self._record_digest = False, [], 0, False
 
-    def _parse(self, data: bytes, offset: int) -> None:
+    def _parse(self, data: bytes, offset: int, named: bool = False) -> None:
+        """The pairs of one JSON document or NDJSON record (``named``: it is known to name a kit
+        path or hold a backslash)."""
         finder = self.plan.path_finder
-        if b"\\" not in data and (finder is None or not finder.find_matches_as_indexes(data)):
+        if not named and b"\\" not in data and (finder is None or not finder.find_matches_as_indexes(data)):
             return  # names no file here: no pair to read (and parsing costs more than looking)
+        if not self.plan.pairs:
+            self.obs.pairs_pending += 1
+            return
         try:
             document = orjson.loads(data)
         except orjson.JSONDecodeError:
@@ -360,62 +369,6 @@ class Observer:
                 self.obs.pairs[triple] = [1, offset]
             else:
                 seen[0] += 1
-
-
-def _key_kind(key: str) -> tuple[bool, bool]:
-    """Whether ``key`` names a path (``path``, ``file``, ``*_path``...), and whether a digest."""
-    k = key.lower()
-    return (k in _PATH_KEYS or k.endswith("_path")), (k in _DIGEST_KEYS or k.endswith("sha256") or k.endswith("_digest"))
-
-
-def _normal(path: str) -> str:
-    return path[2:] if path.startswith("./") else path
-
-
-def json_pairs(document: Any, paths: frozenset[str], placeholders: tuple[str, ...]) -> Iterator[tuple[str, str, str]]:
-    """(key path, kit path, digest said) for each digest ``document`` pairs with a kit path.
-
-    A pair is an object with exactly one path-like field and one digest-like field (``{"path":
-    ..., "sha256": ...}``), or a mapping entry from a kit path to a digest. A pair that says a
-    placeholder always holds and is left out. The walk keeps its own stack: a record nested a
-    thousand deep must not exhaust Python's recursion.
-    """
-    stack: list[tuple[tuple[str | int, ...], Any]] = [((), document)]
-    while stack:
-        where, value = stack.pop()
-        if isinstance(value, dict):
-            path_keys: list[str] = []
-            digest_keys: list[tuple[str, str]] = []
-            entries: list[tuple[str, str, str]] = []
-            inner: list[tuple[str, Any]] = []
-            for k, v in value.items():
-                if isinstance(v, str):
-                    is_path, is_digest = _key_kind(k)
-                    if is_path:
-                        path_keys.append(k)
-                    if v in placeholders:
-                        said = v
-                    elif (m := _DIGEST_VALUE.fullmatch(v)) is not None:
-                        said = m.group(1).lower()
-                    else:
-                        continue
-                    if is_digest:
-                        digest_keys.append((k, said))
-                    if _normal(k) in paths:
-                        entries.append((k, _normal(k), said))
-                elif isinstance(v, (dict, list)):
-                    inner.append((k, v))
-            if len(path_keys) == 1 and len(digest_keys) == 1:
-                target = _normal(value[path_keys[0]])
-                key, said = digest_keys[0]
-                if target in paths and said not in placeholders:
-                    yield key_path([*where, key]), target, said
-            for k, target, said in entries:
-                if said not in placeholders:
-                    yield key_path([*where, k]), target, said
-            stack.extend(((*where, k), v) for k, v in reversed(inner))
-        elif isinstance(value, list):
-            stack.extend(((*where, i), v) for i, v in reversed(list(enumerate(value))) if isinstance(v, (dict, list)))
 
 
 def observe_bytes(path: str, data: bytes, plan: Plan) -> Observation:
@@ -430,11 +383,15 @@ def observe_stream(path: str, stream: BinaryIO, plan: Plan) -> Observation:
     """The observation of a stream read to its end (not to a size given before: a file that grew
     while it was read is observed with what it grew by)."""
     observer = Observer(path, plan)
+    # A first read of 64 KiB: most kit files are small, and a read of BLOCK_SIZE allocates a
+    # whole MiB (a fresh mapping, with its page faults) for each of them.
+    size = FIRST_READ
     while True:
-        block = stream.read(BLOCK_SIZE)
+        block = stream.read(size)
         if not block:
             return observer.finish()
         observer.feed(block)
+        size = BLOCK_SIZE
 
 
 def locate(blocks: Iterable[bytes], offsets: Iterable[int]) -> dict[int, tuple[int, int]]:

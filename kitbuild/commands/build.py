@@ -193,6 +193,7 @@ def build(
         words=tuple(forms for r in skeleton if (forms := word_forms(r)) is not None),
         allow=tuple(a["text"] for a in config.allow),
         private=private_strings(config),
+        pairs=False,  # read once the copies are final (see _withhold)
     )
     map_keys = _map_keys(config)
     with Staging(target, dry_run) as staging:
@@ -248,32 +249,35 @@ def _unused(config: Config, rules: list[dict[str, Any]], map_keys: list[tuple[st
 
 
 def _withhold(config: Config, matchers: list[Matcher | None], work: Work, results: list[FileResult], staging: Path, workers: int, progress: Progress) -> list[FileResult]:
-    """Withhold the digests of changed files, then observe again every file that could print one."""
+    """Withhold the digests of changed files, then observe again every file that could print
+    one, and every other whose records state (path, digest) pairs: the first pass left them."""
     digest_rule = next((u.index for u in config.rules if u.rule.primitive == "digest"), None)
     withheld = _withheld_closure(results, digest_rule is not None)
-    if not withheld:
-        return results
-    described = _described(results, withheld, work.plan.private)
-    plan = replace(work.plan, withheld=described)
-    again = [i for i, r in enumerate(results) if r.observation.digests.keys() & withheld or r.observation.long_hex or r.observation.binary]
-    progress.begin("withholding digests", len(again), sum(results[i].size for i in again))
-    if digest_rule is not None:
+    plan = replace(work.plan, withheld=_described(results, withheld, work.plan.private) if withheld else {}, pairs=True)
+    again = [i for i, r in enumerate(results) if withheld and (r.observation.digests.keys() & withheld or r.observation.long_hex or r.observation.binary)]
+    rewrite = again if digest_rule is not None else []
+    observe = sorted(set(again) - set(rewrite) | {i for i, r in enumerate(results) if r.observation.pairs_pending and i not in rewrite})
+    if rewrite:
+        progress.begin("withholding digests", len(rewrite), sum(results[i].size for i in rewrite))
+        assert digest_rule is not None
         only: list[Matcher | None] = [None] * len(matchers)
         digest_matcher = matchers[digest_rule]
         assert digest_matcher is not None
         only[digest_rule] = digest_matcher.with_withheld(frozenset(withheld))
-        second = map_files(withhold_file, Work(only, plan, work.collect), [(str(staging / results[i].kit_path), results[i].kit_path, "") for i in again], [results[i].size for i in again], workers, progress)
-        for i, res in zip(again, second):
+        second = map_files(withhold_file, Work(only, plan, work.collect), [(str(staging / results[i].kit_path), results[i].kit_path, "") for i in rewrite], [results[i].size for i in rewrite], workers, progress)
+        for i, res in zip(rewrite, second):
             first = results[i]
             counts = list(first.counts)
             counts[digest_rule] = res.counts[digest_rule]
             results[i] = FileResult(first.kit_path, first.source_sha256, counts, first.events + res.events, res.observation)
-    else:
-        # Nothing withholds: observe the copies again, so the gate names each digest left in place.
-        observations = map_files(observe_file, Work([], plan, False), [(str(staging / results[i].kit_path), results[i].kit_path) for i in again], [results[i].size for i in again], workers, progress)
-        for i, obs in zip(again, observations):
+        progress.end()
+    if observe:
+        # Observed again as they are: so the gate names each digest left in place, and their pairs are read.
+        progress.begin("reading digests", len(observe), sum(results[i].size for i in observe))
+        observations = map_files(observe_file, Work([], plan, False), [(str(staging / results[i].kit_path), results[i].kit_path) for i in observe], [results[i].size for i in observe], workers, progress)
+        for i, obs in zip(observe, observations):
             results[i] = replace(results[i], observation=obs)
-    progress.end()
+        progress.end()
     return results
 
 
