@@ -298,3 +298,17 @@ def test_a_url_that_cannot_be_a_kit_is_exit_2(url: str, message: str) -> None:
     with pytest.raises(NotAKitError) as raised:
         HttpKit(url, timeout=2)
     assert raised.value.message == message
+
+
+def test_the_commands_docs_hosted_md_shows_run(site: Site, small_kit: Path) -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "hosted.md").read_text(encoding="utf-8")
+    commands = [line.split("#")[0].split() for line in doc.split("\n\n")[1].splitlines()]
+    assert all(c[:2] == ["kitbuild", "verify"] for c in commands) and len(commands) == 4
+    served, _ = _serve(site, small_kit, "path/kit")
+    publish(small_kit, "tar.gz", site.root / "path" / "kit-1.0.0.tar.gz")
+    digest = verify(served, jobs=1).digest
+    assert digest is not None
+    for words in commands:
+        args = [w.replace("https://host/", site.url).replace("sha256:…", digest) for w in words[1:]]
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, (words, result.output)
