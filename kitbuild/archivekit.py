@@ -427,3 +427,18 @@ def _tar_kind(info: tarfile.TarInfo) -> str:
     if info.islnk():
         return REFUSED
     return OTHER
+
+
+def open_archive(path: Path, label: str, limits: ArchiveLimits = ArchiveLimits()) -> KitFS:
+    """The reader for the archive file at ``path``, recognised by its first bytes; ``label`` names
+    it in messages (the path a user gave, or the URL it was fetched from)."""
+    try:
+        with open(path, "rb") as stream:
+            magic = stream.read(4)
+    except OSError as exc:
+        raise NotAKitError(f"{label}: cannot be read ({exc.strerror}).") from None
+    if magic[:2] == b"\x1f\x8b":
+        return TarGzKit(path, label, limits)
+    if magic in (b"PK\x03\x04", b"PK\x05\x06"):
+        return ZipKit(path, label, limits)
+    raise NotAKitError(f"{label}: is neither a folder nor a .tar.gz or .zip archive. Give the folder a kit was unpacked into, or the archive 'kitbuild publish' wrote.")

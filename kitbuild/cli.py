@@ -283,26 +283,29 @@ def rules_command(
 
 @_command("verify")
 def verify_command(
-    kit: Path = typer.Argument(..., help="The kit: a folder, or the .tar.gz or .zip archive 'kitbuild publish' wrote."),
+    # A str, not a Path: a Path would fold the '//' of a URL.
+    kit: str = typer.Argument(..., help="The kit: a folder, the .tar.gz or .zip archive 'kitbuild publish' wrote, or the https:// URL of either."),
     format: str = typer.Option("text", "--format", help=FORMAT_HELP),
     as_json: bool = typer.Option(False, "--json", help="The same as --format json."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help=QUIET_HELP),
     jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="Worker processes (default: the number of cores)."),
     digest: Optional[str] = typer.Option(None, "--digest", help="The kit digest printed in the paper or on the release page (sha256:...); a kit whose own digest differs is a finding."),
+    timeout: float = typer.Option(30.0, "--timeout", min=0.1, help="Seconds each request may wait, for a kit read over HTTP."),
 ) -> None:
     """Check a kit in reverse, from its own files alone; exit 1 on any finding, 2 if KIT is not a kit."""
     from kitbuild.commands.verify import verify
     from kitbuild.formats import check_format, repo_folder
+    from kitbuild.kitview import is_url
     from kitbuild.progress import progress_for
     from kitbuild.verify_report import verify_github, verify_json, verify_text
 
     fmt = "json" if as_json else check_format(format)
     with progress_for(fmt, quiet) as progress:
-        report = verify(kit, jobs=jobs, progress=progress, digest=digest)
+        report = verify(kit, jobs=jobs, progress=progress, digest=digest, timeout=timeout)
     if fmt == "json":
         print_report(verify_json(report))
     elif fmt == "github":
-        print_report(verify_github(report, repo_folder(kit)))
+        print_report(verify_github(report, "" if is_url(kit) else repo_folder(kit)))
     else:
         print_report(verify_text(report))
     raise typer.Exit(report.exit_code)

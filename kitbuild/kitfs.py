@@ -35,6 +35,7 @@ from kitbuild.kitview import (
     Member,
     MemberError,
     NotAKitError,
+    is_url,
     refusal,
 )
 
@@ -52,6 +53,7 @@ __all__ = [
     "Member",
     "MemberError",
     "NotAKitError",
+    "is_url",
     "open_kit",
     "refusal",
 ]
@@ -208,27 +210,24 @@ class FolderKit(KitFS):
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".zip")
 
 
-def open_kit(kit: str | os.PathLike[str], limits: ArchiveLimits = ArchiveLimits()) -> KitFS:
-    """The reader for ``kit``: a folder, or a .tar.gz/.tgz/.zip archive (recognised by its first bytes).
+def open_kit(kit: str | os.PathLike[str], limits: ArchiveLimits = ArchiveLimits(), timeout: float | None = None) -> KitFS:
+    """The reader for ``kit``: a folder, a .tar.gz/.tgz/.zip archive (recognised by its first
+    bytes), or the http(s) URL of a kit's folder or archive (:mod:`kitbuild.httpkit`; ``timeout``
+    bounds each request).
 
     Raises :class:`NotAKitError` (exit 2) when ``kit`` is neither, or is an archive that cannot be
     read or expands past ``limits``.
     """
     label = str(kit)
+    if is_url(kit):
+        from kitbuild.httpkit import DEFAULT_TIMEOUT, open_url  # (urllib, ssl: for URLs only)
+
+        return open_url(str(kit), limits, DEFAULT_TIMEOUT if timeout is None else timeout)
     path = Path(kit)
     if path.is_file():
-        from kitbuild.archivekit import TarGzKit, ZipKit  # (tarfile, gzip, zipfile: for archives only)
+        from kitbuild.archivekit import open_archive  # (tarfile, gzip, zipfile: for archives only)
 
-        try:
-            with open(path, "rb") as stream:
-                magic = stream.read(4)
-        except OSError as exc:
-            raise NotAKitError(f"{label}: cannot be read ({exc.strerror}).") from None
-        if magic[:2] == b"\x1f\x8b":
-            return TarGzKit(path, label, limits)
-        if magic in (b"PK\x03\x04", b"PK\x05\x06"):
-            return ZipKit(path, label, limits)
-        raise NotAKitError(f"{label}: is neither a folder nor a .tar.gz or .zip archive. Give the folder a kit was unpacked into, or the archive 'kitbuild publish' wrote.")
+        return open_archive(path, label, limits)
     if not path.exists() and not path.is_symlink() and label.endswith(ARCHIVE_SUFFIXES):
         raise NotAKitError(f"{label}: no such archive. Give the folder a kit was unpacked into, or the archive 'kitbuild publish' wrote.")
     return FolderKit(kit)

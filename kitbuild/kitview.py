@@ -8,6 +8,7 @@ modules importing each other.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from abc import ABC, abstractmethod
@@ -50,6 +51,14 @@ class Member(NamedTuple):
     size: int | None = None
 
 
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def is_url(kit: object) -> bool:
+    """Whether ``kit`` names a kit by URL (``https://...``, any scheme) rather than by a path on disk."""
+    return isinstance(kit, str) and _URL.match(kit) is not None
+
+
 def refusal(path: str) -> str | None:
     """Why ``path`` may not name a kit member, or None when it is a plain relative kit path."""
     if not path:
@@ -76,6 +85,9 @@ class KitFS(ABC):
     label: str
     # A reader over one compressed stream reads best in order, from one process.
     sequential = False
+    # Whether members() sees every file the kit holds: a web server cannot be listed, so a kit
+    # read over HTTP knows only the files its index.json names (and the build's own files).
+    listable = True
 
     def findings(self) -> list[Finding]:
         """What the reader itself refused while listing the kit (an archive's hostile members)."""
@@ -95,6 +107,10 @@ class KitFS(ABC):
 
     def close(self) -> None:
         """Let go of what the reader holds open between calls."""
+
+    def workers(self, jobs: int) -> int:
+        """How many files to read at once, given ``jobs`` cores: one per core for a local reader."""
+        return jobs
 
     def read(self, path: str, limit: int | None = None) -> bytes:
         """The bytes of ``path`` (at most ``limit``; more raises :class:`MemberError`)."""

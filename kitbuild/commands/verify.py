@@ -27,6 +27,9 @@ from kitbuild.verify_report import VerifyReport, file_findings
 
 __all__ = ["VerifyReport", "default_jobs", "verify"]
 
+# What a kit read over HTTP cannot show (docs/hosted.md): its report says so rather than pass it in silence.
+UNLISTABLE = "a web server cannot be listed: only the files index.json names and the build's own files were fetched, so a file on the server that index.json does not list is not seen (KB101)"
+
 _DIGEST_ARG = re.compile(r"(?:sha256:)?([0-9a-fA-F]{64})")
 
 
@@ -87,23 +90,28 @@ def verify(
     progress: Progress = SILENT,
     limits: ArchiveLimits = ArchiveLimits(),
     digest: str | None = None,
+    timeout: float | None = None,
 ) -> VerifyReport:
-    """Check the kit at ``kit`` (a folder, or a .tar.gz/.zip archive) in reverse and report every finding.
+    """Check the kit at ``kit`` (a folder, a .tar.gz/.zip archive, or the http(s) URL of either)
+    in reverse and report every finding.
 
     Raises :class:`~kitbuild.kitfs.NotAKitError` (exit 2) when ``kit`` is not a kit at all.
     Anything else wrong, an archive's hostile members included, is a finding in the report.
     ``digest``: the kit digest the reader was given (a paper, a release page); a kit whose own
-    digest differs is a finding (KB009).
+    digest differs is a finding (KB009). ``timeout``: seconds each request of a kit read over
+    HTTP may wait (default :data:`kitbuild.httpkit.DEFAULT_TIMEOUT`).
     """
     expected = parse_digest(digest) if digest is not None else None
-    fs = open_kit(kit, limits)
+    fs = open_kit(kit, limits, timeout)
     try:
         docs = read_docs(fs)
         plan = plan_for(docs)
-        observed = observe_kit(fs, docs, plan, jobs or default_jobs(), progress)
+        observed = observe_kit(fs, docs, plan, fs.workers(jobs or default_jobs()), progress)
         report = check(fs, docs, observed, str(kit))
     finally:
         fs.close()
+    if not fs.listable:
+        report.check("completeness").figures.append(UNLISTABLE)
     if expected is not None and report.digest != expected:
         finding = Finding("KB009", kit_index.INDEX, f"the kit's digest is {report.digest}; the one given is {expected}", expected=expected, found=report.digest)
         file_findings({c.id: c for c in report.checks}, [finding])
