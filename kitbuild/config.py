@@ -345,7 +345,7 @@ def load_config(path: str | os.PathLike[str] = DEFAULT_CONFIG) -> Config:
     if figures != {}:  # the recounts and their schemas are imported only for a kit with figures
         from kitbuild.figures.evaluation import validate_figures
 
-        validate_figures(figures, doc.where)
+        validate_figures(figures, doc.where, parts=True, key_where=doc.key_where)
     if figures_table != []:  # an empty table, as almost every kit.yaml has, passes both checks
         # (Imported only here: with them comes jinja2, 25 ms of a build's start, which would
         # otherwise be taken before its workers fork, and by each as they start.)
