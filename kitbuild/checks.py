@@ -405,7 +405,10 @@ def _check_pages(checks: Any, findings: list[Finding], fs: KitFS, docs: KitDocs,
     try:
         expect = render_pages(page_context(provenance.document, index.document), custom)
     except TemplateError as exc:
-        findings.append(Finding("KB602", source if source != kit_index.BUILT_IN else kit_index.README, f"cannot be rendered in the sandbox: {exc.message}"))
+        if exc.template is not None:  # the kit's own template: at its line, where one is at fault
+            findings.append(Finding("KB602", source, f"cannot be rendered in the sandbox: {exc.reason}", line=exc.line))
+        else:
+            findings.append(Finding("KB602", source if source != kit_index.BUILT_IN else kit_index.README, f"cannot be rendered in the sandbox: {exc.message}"))
         return template
     except (KeyError, TypeError, ValueError) as exc:
         findings.append(Finding("KB602", kit_index.README, f"the pages cannot be rendered from this provenance.json and index.json ({type(exc).__name__})"))

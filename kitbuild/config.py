@@ -275,11 +275,11 @@ def load_config(path: str | os.PathLike[str] = DEFAULT_CONFIG) -> Config:
     doc = load_yaml(config_path, label, _public_keys)
     data = doc.data
     if data is None:
-        raise ConfigError(f"{label}: the file is empty. A kit config needs at least kit, title, date and sources; see README.md, 'The kit config'.")
+        raise ConfigError(f"{label}: the file is empty. A kit config needs at least kit, title, date and sources; see docs/config.md, 'A whole config'.")
     _refuse_unfilled(doc)
     bad = first_schema_problem(data, load_schema("config"))
     if bad:
-        raise _schema_failure(doc, bad, data, load_schema("config"), "", ". See README.md, 'The kit config'.")
+        raise _schema_failure(doc, bad, data, load_schema("config"), "", ". See docs/config.md, 'Every key'.")
     try:
         datetime.date.fromisoformat(data["date"])
     except ValueError:
@@ -328,7 +328,7 @@ def load_config(path: str | os.PathLike[str] = DEFAULT_CONFIG) -> Config:
         problem = first_schema_problem(dict(params), dict(rule.params))
         if problem:
             placed = SchemaProblem(["rules", i, "with", *problem.path], problem.message, problem.unknown_key, problem.allowed, problem.suggestion)
-            raise _schema_failure(doc, placed, data, None, "", f" (rule {rule.id!r}; see README.md, 'Built-in rules')", params, rule.params, f"rules[{i}].with", 3)
+            raise _schema_failure(doc, placed, data, None, "", f" (rule {rule.id!r}; see docs/rules.md, 'Built-in rules')", params, rule.params, f"rules[{i}].with", 3)
         rules.append(RuleUse(i, rule, params))
 
     readme = data.get("readme", {})
@@ -345,7 +345,7 @@ def load_config(path: str | os.PathLike[str] = DEFAULT_CONFIG) -> Config:
     if figures != {}:  # the recounts and their schemas are imported only for a kit with figures
         from kitbuild.figures.evaluation import validate_figures
 
-        validate_figures(figures, doc.where)
+        validate_figures(figures, doc.where, parts=True, key_where=doc.key_where)
     if figures_table != []:  # an empty table, as almost every kit.yaml has, passes both checks
         # (Imported only here: with them comes jinja2, 25 ms of a build's start, which would
         # otherwise be taken before its workers fork, and by each as they start.)

@@ -114,7 +114,7 @@ def load_rule_file(path: Path, label: str, *, builtin: bool = False) -> Rule:
     data = doc.data
     bad = first_schema_error(data, load_schema("rule"))
     if bad:
-        raise RuleError(f"{doc.where(bad[0])}: {key_path(bad[0])}: {bad[1]}. See README.md, 'Rule files'.")
+        raise RuleError(f"{doc.where(bad[0])}: {key_path(bad[0])}: {bad[1]}. See docs/rules.md, 'Rule files'.")
     if data["id"] != path.stem:
         raise RuleError(
             f"{doc.where(['id'])}: the rule's id {data['id']!r} must equal its file name without .yaml ({path.stem!r})."

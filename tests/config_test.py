@@ -100,21 +100,21 @@ BAD = {
     "schema, with key path and line": (
         "sources:\n  - {path: src, as: run}\nrules:\n  - use: record-path-to-kit-path\n  - use: box-name-to-role\n"
         "    with:\n      names: [gpu-b17]\n",
-        "kit.yaml:10:14: rules[1].with.names: must be of type object (rule 'box-name-to-role'; see README.md, 'Built-in rules')",
+        "kit.yaml:10:14: rules[1].with.names: must be of type object (rule 'box-name-to-role'; see docs/rules.md, 'Built-in rules')",
     ),
     "schema, unknown key": (
         "sources:\n  - {path: src, as: run}\noutput: x\n",
         # At the key's own line, with the key it is nearest to.
         "kit.yaml:6:1: output: unknown key; did you mean 'out'? The keys allowed here are: allow, date, external_digests, figures, kit, "
-        "licence, out, readme, rules, sources, summary, title. See README.md, 'The kit config'.",
+        "licence, out, readme, rules, sources, summary, title. See docs/config.md, 'Every key'.",
     ),
     "schema, nested key": (
         "sources:\n  - {path: src, as: run, about: 3}\n",
-        "kit.yaml:5:33: sources[0].about: must be of type string. See README.md, 'The kit config'.",
+        "kit.yaml:5:33: sources[0].about: must be of type string. See docs/config.md, 'Every key'.",
     ),
     "reserved as": (
         "sources:\n  - {path: src, as: SHA256SUMS}\n",
-        "kit.yaml:5:21: sources[0].as: is a name kitbuild reserves for the kit's own files. See README.md, 'The kit config'.",
+        "kit.yaml:5:21: sources[0].as: is a name kitbuild reserves for the kit's own files. See docs/config.md, 'Every key'.",
     ),
     "unknown rule": (
         "sources:\n  - {path: src, as: run}\nrules:\n  - use: box-name-to-roles\n",
@@ -188,7 +188,7 @@ def test_required_keys(bench, write_kit):
     write_kit(bench, text="kit: k\ntitle: T\nsources: []\n")
     with pytest.raises(ConfigError) as err:
         load_config("kit.yaml")
-    assert str(err.value) == "kit.yaml:1:1: (top level): 'date' is required here. See README.md, 'The kit config'."
+    assert str(err.value) == "kit.yaml:1:1: (top level): 'date' is required here. See docs/config.md, 'Every key'."
 
 
 def test_libyaml_and_the_pure_parser_read_configs_alike():
@@ -228,3 +228,23 @@ def test_libyaml_and_the_pure_parser_read_configs_alike():
         assert fast[0] == pure[0]
         assert list(nodes(fast[1])) == list(nodes(pure[1]))
     assert yamlfile._parse(HEAD, yamlfile._FAST)[0]["date"] == "2026-11-09"  # still no timestamps
+
+
+def test_every_docs_section_a_message_points_at_exists():
+    # Messages once sent readers to README.md sections that had moved to docs/: each pointer
+    # ("see docs/config.md, 'Every key'") must name a page and a heading that are there.
+    import re
+    from pathlib import Path
+
+    import kitbuild
+
+    package = Path(kitbuild.__file__).parent
+    pointers = {
+        match.groups()
+        for path in package.rglob("*.py")
+        for match in re.finditer(r"[Ss]ee (docs/[\w.]+|README\.md), '([^']+)'", path.read_text(encoding="utf-8"))
+    }
+    assert ("docs/config.md", "Every key") in pointers
+    for page, section in sorted(pointers):
+        headings = re.findall(r"^#+ (.+)$", (package.parent / page).read_text(encoding="utf-8"), flags=re.M)
+        assert section in headings, f"{page} has no section {section!r}"

@@ -162,7 +162,7 @@ def test_rule_file_failing_its_schema_names_the_key(tmp_path):
         load_rule_file(path, "person-name-to-role.yaml")
     assert str(err.value) == (
         "person-name-to-role.yaml:10:14: matcher.primitive: must be one of 'path_prefix', 'literal_names', 'digest', "
-        "'regex'. See README.md, 'Rule files'."
+        "'regex'. See docs/rules.md, 'Rule files'."
     )
 
 
@@ -198,5 +198,5 @@ def test_with_block_checked_against_the_rules_own_schema(bench, make_files, writ
     with pytest.raises(ConfigError) as err:
         load_config("kit.yaml")
     assert str(err.value) == (
-        "kit.yaml:10:14: rules[1].with.names: must be of type object (rule 'box-name-to-role'; see README.md, 'Built-in rules')"
+        "kit.yaml:10:14: rules[1].with.names: must be of type object (rule 'box-name-to-role'; see docs/rules.md, 'Built-in rules')"
     )

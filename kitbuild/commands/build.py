@@ -366,11 +366,13 @@ def _figures(config: Config, staging: Path, private: dict[str, str] | Any) -> di
     if not config.figures and not config.figures_table:
         return {}
     from kitbuild.figures import FigureCheckError, FigureError, RecordFiles, evaluate, records, render_figures_table, require_checks, views
+    from kitbuild.figures.table import render_prose
 
     try:
         values = evaluate(config.figures, RecordFiles(staging), where=config.document.where)
         require_checks(values)
         render_figures_table(config.figures_table, views(records(values)), where=config.document.where)
+        render_prose(config.data, views(records(values)), where=config.document.where)
     except FigureError as exc:
         raise FigureError(exc.figure, _scrub(exc.reason, private)) from None
     except FigureCheckError as exc:
@@ -425,12 +427,21 @@ def _write_generated(config: Config, staging: Path, results: list[FileResult], r
         if exc.template is None:  # a built-in template: the kit's data, not its config
             raise
         # The kit's own template is the researcher's input, named where kit.yaml names it.
-        raise ConfigError(_scrub(f"{_template_named(config)} cannot be rendered: {exc.reason}", private_strings(config))) from None
+        raise ConfigError(_scrub(_template_failure(config, exc.reason, exc.line), private_strings(config))) from None
     for name, data in generated.items():
         path = staging / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
     return generated
+
+
+def _template_failure(config: Config, reason: str, line: int | None) -> str:
+    """Why the README template cannot be rendered: at ``file:line`` when a line of it is at fault."""
+    if line is None:
+        return f"{_template_named(config)} cannot be rendered: {reason}"
+    # The template's path as the command line reaches it: kit.yaml names it relative to itself.
+    shown = os.path.normpath(os.path.join(os.path.dirname(config.label), str(config.data["readme"]["template"])))
+    return f"{shown}:{line}: {reason} (the README template, named at {config.document.where(['readme', 'template'])}: readme.template)"
 
 
 def _template_named(config: Config) -> str:

@@ -6,7 +6,7 @@ the plain reading of 'every' and 'any'. Skip such rows with ``skip`` if the page
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from kitbuild.figures.context import DEFAULT_KEY, Context
 from kitbuild.figures.recount import Recount
@@ -20,6 +20,9 @@ class _AtK(Recount):
     @property
     def schema(self) -> Mapping[str, Any]:
         return {**super().schema, "$ref": "#/$defs/at_k"}
+
+    def parts(self, spec: Mapping[str, Any]) -> Sequence[str]:
+        return ()
 
     def compute(self, spec: Mapping[str, Any], ctx: Context) -> FigureValue:
         rows, keyed = ctx.keyed(spec["rows"], spec.get("key", DEFAULT_KEY), spec.get("skip"))

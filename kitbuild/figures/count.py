@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from kitbuild.figures.context import DEFAULT_KEY, Context
 from kitbuild.figures.recount import Recount
@@ -34,6 +34,9 @@ class Count(Recount):
     name = "count"
     summary = "The rows of an NDJSON or TSV file whose fields all equal given values; of: the rows looked at."
     rows_from = "rows"
+
+    def parts(self, spec: Mapping[str, Any]) -> Sequence[str]:
+        return ()
 
     def compute(self, spec: Mapping[str, Any], ctx: Context) -> FigureValue:
         rows, keyed = ctx.keyed(spec["rows"], spec.get("key", DEFAULT_KEY), spec.get("skip"))

@@ -19,10 +19,13 @@ from kitbuild.figures.files import KitFiles, KitReader
 from kitbuild.figures.recount import Recount
 from kitbuild.figures.registry import recount as find_recount
 from kitbuild.figures.value import FIRST_ROWS, Check, Difference, FigureValue
-from kitbuild.schema import first_schema_error, key_path, load_schema
+from kitbuild.schema import SchemaProblem, first_schema_error, first_schema_problem, key_path, load_schema, nearest
 
 # Keys every figure may have, checked by the block schema; a recount's schema sees the rest.
 COMMON_KEYS = ("recount", "about", "label", "format", "equals")
+# Past this many figures a message suggests the nearest name and lists none: a kit.yaml with
+# fifty figures lists them itself.
+LISTED = 12
 # Names a page could not write inside {{ }}: jinja2 would read them as syntax.
 RESERVED_NAMES = frozenset({"and", "or", "not", "in", "is", "if", "else", "true", "false", "none", "for", "loop", "self"})
 # Integers compare exactly; a value a file prints as a decimal is a float, compared to this
@@ -32,11 +35,14 @@ RELATIVE_TOLERANCE = 1e-9
 NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
-def validate_figures(spec: Any, where: Where | None = None, prefix: Sequence[str | int] = ("figures",)) -> dict[str, Recount]:
+def validate_figures(spec: Any, where: Where | None = None, prefix: Sequence[str | int] = ("figures",), *, parts: bool = False, key_where: Where | None = None) -> dict[str, Recount]:
     """Check a ``figures:`` block; return each figure's recount. Raises :class:`FigureSpecError`.
 
     ``where`` turns a key path (``['figures', 'x', 'k']``) into ``kit.yaml:LINE:COL``; ``prefix``
-    is the block's own key path in its document.
+    is the block's own key path in its document. With ``parts`` (kit.yaml read for a build), an
+    ``equals: figure.part`` must name a part that figure has; verify reports one that does not as
+    the check it is (:func:`evaluate`), beside every other finding. ``key_where`` places a key
+    itself (its value may start on a later line); without it, ``where`` does.
     """
     if isinstance(spec, dict):
         for position, name in enumerate(spec, 1):
@@ -60,18 +66,58 @@ def validate_figures(spec: Any, where: Where | None = None, prefix: Sequence[str
         except FigureSpecError as exc:
             raise FigureSpecError(f"{locate(where, [*prefix, name, 'recount'])}: {exc.message}") from None
         own = {key: value for key, value in figure.items() if key not in COMMON_KEYS}
-        error = first_schema_error(own, dict(recount.schema))
-        if error:
-            path, why = error
-            raise FigureSpecError(f"{locate(where, [*prefix, name, *path])}: {why}")
+        problem = first_schema_problem(own, dict(recount.schema))
+        if problem:
+            raise FigureSpecError(_schema_message(problem, recount, where, [*prefix, name], key_where or where))
         refs = [(key, ref) for key, ref in _references(recount, figure)]
         for key, ref in refs:
             if ref not in spec:
-                known = ", ".join(sorted(spec))
-                raise FigureSpecError(f"{locate(where, [*prefix, name, key])}: no figure is called {ref!r}; the figures are: {known}")
+                raise FigureSpecError(f"{locate(where, [*prefix, name, key])}: no figure is called {ref!r}{_choices(ref, list(spec), 'figures')}")
         recounts[name] = recount
+    for name, figure in spec.items() if parts else ():
+        if "equals" in figure:
+            _check_part(figure["equals"], spec, recounts, where, [*prefix, name, "equals"])
     _order(spec, recounts, where, prefix)
     return recounts
+
+
+def _choices(typed: str, names: Sequence[str], what: str) -> str:
+    """``; did you mean 'x'?``, and the names there are when they are few."""
+    near = nearest(typed, names)
+    maybe = f"; did you mean {near!r}?" if near else ""
+    if len(names) <= LISTED:
+        return f"{maybe} The {what} are: {', '.join(sorted(names)) or '(none)'}" if near else f"; the {what} are: {', '.join(sorted(names)) or '(none)'}"
+    return maybe or f"; none of the {len(names)} {what} is near it"
+
+
+def _schema_message(problem: SchemaProblem, recount: Recount, where: Where | None, at: list[str | int], key_where: Where | None) -> str:
+    """A figure's keys that do not fit its recount's schema; a key it does not know is placed at
+    its own line, and the keys every figure has are among those it may have meant."""
+    if problem.unknown_key is None:
+        return f"{locate(where, [*at, *problem.path])}: {problem.message}"
+    key = problem.unknown_key
+    allowed = sorted({*problem.allowed, *(COMMON_KEYS if not problem.path else ())})
+    place = key_where([*at, *problem.path, key]) if key_where else "kit.yaml"
+    # A key that does not read as a name may be anything (a pasted private path): line:col point at it.
+    shown = f"{key_path([*at, *problem.path, key])}: unknown key" if NAME.fullmatch(key) else f"{key_path([*at, *problem.path])}: unknown key (shown at its line)"
+    near = nearest(key, allowed)
+    maybe = f"; did you mean {near!r}?" if near else "."
+    return f"{place}: {shown}{maybe} The keys allowed here are: {', '.join(allowed)} (recount {recount.name!r}; see docs/figures.md)"
+
+
+def _check_part(reference: str, spec: Mapping[str, Any], recounts: Mapping[str, Recount], where: Where | None, at: list[str | int]) -> None:
+    """``equals: figure.part``: the part is one that figure has, where its recount says which
+    before anything is counted (parts a kit's rows decide are checked when they are counted)."""
+    figure, *parts = reference.split(".")
+    if not parts or figure not in recounts:
+        return
+    known = recounts[figure].parts(spec[figure])
+    if known is None or parts[0] in known:
+        return
+    near = nearest(parts[0], known)
+    listed = f"its parts are: {', '.join(known)}" if known else "it has no parts: compare with the figure itself"
+    has = f"; did you mean {near!r}? {listed[0].upper()}{listed[1:]}" if near else f"; {listed}"
+    raise FigureSpecError(f"{locate(where, at)}: figure {figure!r} has no part {parts[0]!r}{has}")
 
 
 def _references(recount: Recount, figure: Mapping[str, Any]) -> list[tuple[str, str]]:

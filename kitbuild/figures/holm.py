@@ -35,6 +35,9 @@ class Holm(Recount):
     def references(self, spec: Mapping[str, Any]) -> Sequence[str]:
         return tuple(spec["family"])
 
+    def parts(self, spec: Mapping[str, Any]) -> Sequence[str]:
+        return tuple(spec["family"])
+
     def compute(self, spec: Mapping[str, Any], ctx: Context) -> FigureValue:
         names = list(spec["family"])
         if len(set(names)) != len(names):

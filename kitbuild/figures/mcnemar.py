@@ -43,6 +43,9 @@ class McNemarExact(Recount):
     def references(self, spec: Mapping[str, Any]) -> Sequence[str]:
         return (spec["a"], spec["b"])
 
+    def parts(self, spec: Mapping[str, Any]) -> Sequence[str]:
+        return ("a_hits", "b_hits", "a_only", "b_only", "diff")
+
     def compute(self, spec: Mapping[str, Any], ctx: Context) -> FigureValue:
         a, b = _hits(ctx, "a", spec["a"]), _hits(ctx, "b", spec["b"])
         for has, lacks, mine, theirs in ((spec["a"], spec["b"], a, b), (spec["b"], spec["a"], b, a)):

@@ -6,7 +6,7 @@ beside an ``equals`` that ties it to the figure recounted from the rows.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from kitbuild.figures.context import DEFAULT_KEY, Context
 from kitbuild.figures.pointer import a_kind
@@ -17,6 +17,9 @@ from kitbuild.figures.value import FigureValue
 class Read(Recount):
     name = "read"
     summary = "A value by JSON pointer from a JSON file, or from the row of an NDJSON or TSV file with a given key."
+
+    def parts(self, spec: Mapping[str, Any]) -> Sequence[str]:
+        return ()
 
     def compute(self, spec: Mapping[str, Any], ctx: Context) -> FigureValue:
         path, pointer = spec["file"], spec["pointer"]

@@ -39,6 +39,12 @@ class Recount:
         """The other figures this one is computed from; they are computed first."""
         return ()
 
+    def parts(self, spec: Mapping[str, Any]) -> Sequence[str] | None:
+        """The parts a figure of this recount has, when known before anything is counted (so an
+        ``equals: figure.part`` is checked when kit.yaml is read); None when the kit's rows decide
+        them, or the recount does not say."""
+        return None
+
     def compute(self, spec: Mapping[str, Any], ctx: Context) -> FigureValue:
         """The figure's value. Fail through ``ctx.fail(reason)``; never raise anything else."""
         raise NotImplementedError

@@ -24,6 +24,7 @@ from kitbuild.figures.mcnemar import McNemarExact
 from kitbuild.figures.read import Read
 from kitbuild.figures.recount import Recount
 from kitbuild.figures.rrf import Rrf
+from kitbuild.schema import nearest
 
 ENTRY_POINT_GROUP = "kitbuild.recounts"
 
@@ -66,7 +67,10 @@ def recount(name: str) -> Recount:
     for entry in _plugin_entries():
         if entry.name == name:
             return _load(entry)
-    raise FigureSpecError(f"no such recount: {name!r}; the recounts here are: {', '.join(known_recounts())}")
+    known = known_recounts()
+    near = nearest(name, known)
+    maybe = f"; did you mean {near!r}? The" if near else "; the"
+    raise FigureSpecError(f"no such recount: {name!r}{maybe} recounts here are: {', '.join(known)}")
 
 
 def known_recounts() -> list[str]:

@@ -9,7 +9,7 @@ right after evaluation and one re-rendered from provenance.json agree byte for b
 from __future__ import annotations
 
 import difflib
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 import jinja2
 from jinja2.sandbox import SandboxedEnvironment
@@ -60,7 +60,9 @@ class FigureView:
     def __getitem__(self, name: str) -> "FigureView | jinja2.Undefined":
         parts = self._record.get("parts", {})
         if name not in parts:
-            close = difflib.get_close_matches(name, list(parts), n=1)
+            # What a page may ask of a figure besides its parts: its 'of', when it counts out of one.
+            known = [*parts, *(["of"] if "of" in self._record else [])]
+            close = difflib.get_close_matches(name, known, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else (f"; its parts are: {', '.join(parts)}" if parts else "; it has no parts")
             return self._missing(name, f"figure {self._name!r} has no part {name!r}{hint}")
         return FigureView(parts[name], name, f"{self._name}.{name}")
@@ -101,20 +103,32 @@ def text_environment() -> SandboxedEnvironment:
     return bounded_environment(autoescape=False)
 
 
+def text_fault(exc: Exception, env: SandboxedEnvironment, text: str, names: Iterable[str]) -> str:
+    """What is wrong with a page text (``exc`` raised while ``env`` read or rendered it), in the
+    words of :mod:`kitbuild.pages.faults`: the figures are the only names a page text is given."""
+    from kitbuild.pages.faults import UnknownName, describe
+
+    if isinstance(exc, UnknownName) and exc.top:
+        close = difflib.get_close_matches(str(exc.name), sorted(names), n=1)
+        return f"names {exc.name!r}, which is not a figure" + (f"; did you mean {close[0]!r}?" if close else "")
+    if isinstance(exc, jinja2.exceptions.SecurityError):
+        return "names something that is not a figure or a part of one (a name starting with '_')"
+    fault = describe(exc, env, "<text>", text)
+    if isinstance(exc, jinja2.TemplateSyntaxError) and fault.text.startswith("it does not parse"):
+        return f"the text does not parse as a template: {exc.message}"
+    if isinstance(exc, jinja2.UndefinedError):
+        return f"names something that is not a figure or a part of one: {fault.text}"
+    return fault.text if isinstance(exc, jinja2.TemplateSyntaxError) else f"cannot be rendered: {fault.text}"
+
+
 def render_text(text: str, figures: Mapping[str, FigureView], label: str = "page", env: SandboxedEnvironment | None = None) -> str:
     """A short text (a figures_table ``page`` cell) with its ``{{ }}`` filled from ``figures``, in
     ``env`` (one :func:`text_environment` for all of a table's texts, whose limits they share)."""
+    env = env or text_environment()
     try:
-        return (env or text_environment()).from_string(text).render(figures)
-    except jinja2.TemplateSyntaxError as exc:
-        raise FigureSpecError(f"{label}: the text does not parse as a template: {exc.message}") from None
-    except jinja2.UndefinedError as exc:
-        raise FigureSpecError(f"{label}: names something that is not a figure or a part of one: {exc.message}") from None
-    except jinja2.exceptions.SecurityError:
-        # The sandbox refused an attribute (one starting with '_'): no figure has such a part.
-        raise FigureSpecError(f"{label}: names something that is not a figure or a part of one (a name starting with '_')") from None
+        return env.from_string(text).render(figures)
     except jinja2.TemplateError as exc:
-        raise FigureSpecError(f"{label}: cannot be rendered: {exc}") from None
+        raise FigureSpecError(f"{label}: {text_fault(exc, env, text, figures)}") from None
     except RecursionError:
         # jinja2 parses and compiles by recursion: thousands of nested brackets in one text.
         raise FigureSpecError(f"{label}: the text nests too deeply to be read as a template; write it plainly") from None

@@ -67,6 +67,9 @@ class Rrf(Recount):
     summary = "Ranked lists re-fused by RRF (weights, k, exact ties to the list named first); rows whose fused top n equals a stored list, or with a tie across a rank."
     rows_from = "rows"
 
+    def parts(self, spec: Mapping[str, Any]) -> Sequence[str]:
+        return ()
+
     def compute(self, spec: Mapping[str, Any], ctx: Context) -> FigureValue:
         key = spec.get("key", DEFAULT_KEY)
         rows, keyed = ctx.keyed(spec["rows"], key, spec.get("skip"))

@@ -17,7 +17,7 @@ from jinja2 import meta
 from kitbuild.errors import KitbuildError
 from kitbuild.figures.errors import FigureSpecError, Where, locate
 from kitbuild.figures.files import KitFiles, KitReader, Unreadable, row_format
-from kitbuild.figures.render import FigureView, render_text, text_environment
+from kitbuild.figures.render import FigureView, render_text, text_environment, text_fault
 from kitbuild.schema import first_schema_error, key_path, load_schema
 
 
@@ -36,12 +36,14 @@ def check_text_names(text: str, names: Collection[str], place: str, env: Any = N
     env = env or text_environment()
     try:
         parsed = env.parse(text)
+        # (Compiled to find its names: a filter or test that does not exist fails here.)
+        undeclared = meta.find_undeclared_variables(parsed)
     except jinja2.TemplateSyntaxError as exc:
-        raise FigureSpecError(f"{place}: the text does not parse as a template: {exc.message}") from None
+        raise FigureSpecError(f"{place}: {text_fault(exc, env, text, names)}") from None
     except RecursionError:
         # jinja2 parses by recursion: thousands of nested brackets in one text.
         raise FigureSpecError(f"{place}: the text nests too deeply to be read as a template; write it plainly") from None
-    for name in sorted(meta.find_undeclared_variables(parsed)):
+    for name in sorted(undeclared):
         if name not in names:
             close = difflib.get_close_matches(name, sorted(names), n=1)
             hint = f"did you mean {close[0]!r}?" if close else f"the figures are: {', '.join(sorted(names)) or '(none)'}"
@@ -68,11 +70,9 @@ def check_table_names(
 PROSE_KEYS: tuple[tuple[str, ...], ...] = (("summary",), ("readme", "not_here"))
 
 
-def check_prose_names(data: Mapping[str, Any], names: Collection[str], where: Where | None = None) -> None:
-    """Check the figures that kit.yaml's prose (``summary``, ``readme.not_here``, each source's
-    ``about``) cites, as :func:`check_table_names` checks the page texts; raises
-    :class:`FigureSpecError` at the line of the first text that names something else."""
-    env = text_environment()
+def _prose_texts(data: Mapping[str, Any]) -> list[tuple[list[str | int], str]]:
+    """Each text of kit.yaml's prose (``summary``, ``readme.not_here``, each source's ``about``)
+    with its key path."""
     texts: list[tuple[list[str | int], Any]] = []
     for keys in PROSE_KEYS:
         value: Any = data
@@ -82,9 +82,25 @@ def check_prose_names(data: Mapping[str, Any], names: Collection[str], where: Wh
     sources = data.get("sources")
     for number, source in enumerate(sources if isinstance(sources, list) else []):
         texts.append((["sources", number, "about"], source.get("about") if isinstance(source, Mapping) else None))
-    for steps, text in texts:
-        if isinstance(text, str):
-            check_text_names(text, names, locate(where, steps), env)
+    return [(steps, text) for steps, text in texts if isinstance(text, str)]
+
+
+def check_prose_names(data: Mapping[str, Any], names: Collection[str], where: Where | None = None) -> None:
+    """Check the figures that kit.yaml's prose (``summary``, ``readme.not_here``, each source's
+    ``about``) cites, as :func:`check_table_names` checks the page texts; raises
+    :class:`FigureSpecError` at the line of the first text that names something else."""
+    env = text_environment()
+    for steps, text in _prose_texts(data):
+        check_text_names(text, names, locate(where, steps), env)
+
+
+def render_prose(data: Mapping[str, Any], figures: Mapping[str, FigureView], where: Where | None = None) -> None:
+    """Render kit.yaml's prose with the counted figures, so that a part no figure has stops a
+    build at the text's line (exit 2), as a page text's does, rather than when the pages are."""
+    env = text_environment()
+    for steps, text in _prose_texts(data):
+        if "{" in text:
+            render_text(text, figures, locate(where, steps), env)
 
 
 def render_figures_table(

@@ -42,10 +42,12 @@ class TemplateError(KitbuildError):
 
     exit_code = EXIT_FINDINGS
 
-    def __init__(self, message: str, reason: str | None = None, template: str | None = None) -> None:
+    def __init__(self, message: str, reason: str | None = None, template: str | None = None, line: int | None = None) -> None:
         super().__init__(message)
         self.reason = message if reason is None else reason
         self.template = template
+        # The line of the kit's own template it failed at (None: not one of its lines).
+        self.line = line
 
 
 def _figure_tables(figures: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -241,24 +243,34 @@ def render_pages(context: Mapping[str, Any], custom: Mapping[str, str] | None = 
         try:
             pages[page] = env.render_page(name, context).encode("utf-8")
         except Exception as exc:
-            reason = _reason(exc, own)
-            if reason is None:
+            fault = _fault(exc, own, env, name)
+            if fault is None:
                 raise
             origin = "the kit's own" if own else "the built-in"
-            message = f"{page}: {origin} template {template_name} cannot be rendered: {reason}"
-            raise TemplateError(message, reason, template_name if own else None) from None
+            # A line of the kit's own template is the writer's to fix, and named; a line of a
+            # built-in one is kitbuild's, and only its template is named.
+            line = fault.line if own and fault.template == template_name else None
+            at = f"line {line}: " if line is not None else ""
+            inside = f" (in the built-in template {fault.template}, line {fault.line})" if own and line is None and fault.line and fault.template else ""
+            reason = fault.text + inside
+            message = f"{page}: {origin} template {template_name} cannot be rendered: {at}{reason}"
+            raise TemplateError(message, reason, template_name if own else None, line) from None
     return pages
 
 
-def _reason(exc: Exception, own: bool) -> str | None:
-    """What a page's failure says; None where the built-in templates met a provenance.json or
-    index.json they cannot be rendered from, which verify reports as such (KB602)."""
+def _fault(exc: Exception, own: bool, env: Any, name: str) -> Any:
+    """What a page's failure says (a :class:`kitbuild.pages.faults.Fault`); None where the
+    built-in templates met a provenance.json or index.json they cannot be rendered from, which
+    verify reports as such (KB602)."""
+    from kitbuild.pages.faults import Fault, describe
+    from kitbuild.resources import templates_dir
+
     if isinstance(exc, _Refused):
-        return str(exc)
+        return Fault(name, None, str(exc))
     if isinstance(exc, RecursionError):
-        return "it nests too deep (a macro or {% include %} that calls itself without end?); make it nest less"
+        return Fault(name, None, "it nests too deep (a macro or {% include %} that calls itself without end?); make it nest less")
     if isinstance(exc, MemoryError):
-        return "it ran out of memory; make it build less"
+        return Fault(name, None, "it ran out of memory; make it build less")
     if isinstance(exc, jinja2.TemplateError) or own:  # whatever a kit's own template did is its own
-        return f"{type(exc).__name__}: {exc}"
+        return describe(exc, env, name, root=str(templates_dir()))
     return None

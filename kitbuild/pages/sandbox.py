@@ -28,6 +28,7 @@ from jinja2.runtime import Context, markup_join, str_join
 from jinja2.sandbox import SandboxedEnvironment
 from jinja2.visitor import NodeTransformer
 
+from kitbuild.pages.faults import Unknown
 from kitbuild.resources import templates_dir
 
 # The limits on rendering the pages, for every template. The built-in templates render the demo
@@ -261,7 +262,7 @@ class _BoundedEnvironment(SandboxedEnvironment):
     intercepted_binops = frozenset({"+", "*", "%", "**"})
 
     def __init__(self, **options: Any) -> None:
-        super().__init__(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, finalize=self._printable, **options)
+        super().__init__(undefined=Unknown, keep_trailing_newline=True, finalize=self._printable, **options)
         self.globals["range"] = self._range
         # Placeholder text drawn at random: a page made with it never renders the same twice, so
         # no kit can use it, and it makes its text in a loop no limit here could reach.
@@ -471,8 +472,9 @@ def bounded_environment(**options: Any) -> SandboxedEnvironment:
 
 def _pages_environment(custom: Mapping[str, str]) -> _BoundedEnvironment:
     return _BoundedEnvironment(
-        # A kit's own template first, then the built-in ones.
-        loader=jinja2.ChoiceLoader([jinja2.DictLoader(dict(custom)), jinja2.FileSystemLoader(str(templates_dir()))]),
+        # A kit's own template first, then the built-in ones. (Its file name is its name, which
+        # a message about one of its lines gives.)
+        loader=jinja2.ChoiceLoader([jinja2.FunctionLoader(lambda name: (custom[name], name, lambda: True) if name in custom else None), jinja2.FileSystemLoader(str(templates_dir()))]),
         # The templates end in .j2: autoescape must look at the name before it, or index.html is
         # rendered unescaped and a title or file name with "<" or "&" breaks the page.
         autoescape=jinja2.select_autoescape(enabled_extensions=("html", "html.j2"), default_for_string=False),

@@ -411,7 +411,7 @@ BAD_INPUT = {
     "schema error": (
         "kit: k\ntitle: T\ndate: 2026-11-09\nsources:\n  - {path: src, as: run}\nrules:\n  - use: record-path-to-kit-path\n"
         "  - use: box-name-to-role\n    with:\n      names: gpu-b17\n",
-        "kit.yaml:10:14: rules[1].with.names: must be of type object (rule 'box-name-to-role'; see README.md, 'Built-in rules')",
+        "kit.yaml:10:14: rules[1].with.names: must be of type object (rule 'box-name-to-role'; see docs/rules.md, 'Built-in rules')",
     ),
     "unknown rule": (
         "kit: k\ntitle: T\ndate: 2026-11-09\nsources:\n  - {path: src, as: run}\nrules:\n  - use: person-name-to-role\n",

@@ -182,3 +182,13 @@ def test_the_same_bench_builds_the_same_bytes(bench: Path, tmp_path: Path) -> No
     first = read_tree(bench / "kit")
     build("kit.yaml", tmp_path / "again", jobs=2)
     assert read_tree(tmp_path / "again") == first
+
+
+def test_prose_naming_a_part_no_figure_has_stops_the_build_at_its_line(bench: Path, cli) -> None:
+    # Parts are known once the figures are counted: the build then renders the prose, so the
+    # mistake is the config's (exit 2, at its line), not a page that cannot be rendered (exit 1).
+    write_bench(bench, summary="We hit {{ hits.off }} questions.")
+    line = next(n for n, text in enumerate((bench / "kit.yaml").read_text().splitlines(), 1) if text.startswith("summary:"))
+    result = cli("build")
+    assert (result.exit_code, result.stderr) == (2, f"kitbuild: kit.yaml:{line}:10: summary: names something that is not a figure or a part of one: figure 'hits' has no part 'off'; did you mean 'of'?\n")
+    _nothing_written(bench)

@@ -45,3 +45,17 @@ def test_parts_and_of_that_exist_still_print_and_is_defined_still_answers() -> N
 
 def test_a_name_the_sandbox_refuses_is_not_a_part() -> None:
     assert message("{{ plain._record }}").endswith("names something that is not a figure or a part of one (a name starting with '_')")
+
+
+def test_a_filter_no_environment_has_is_named_with_the_nearest_one() -> None:
+    # Once an internal error (exit 3): jinja2 finds a missing filter only when it compiles.
+    from kitbuild.figures.table import check_text_names
+
+    with pytest.raises(FigureSpecError) as caught:
+        check_text_names("{{ plain|thousandz }}", {"plain"}, "summary")
+    assert str(caught.value) == "summary: there is no filter 'thousandz'; did you mean 'thousands'? There are 57 filters here."
+    assert message("{{ plain|thousandz }}") == "readme.figures_table[0].page: there is no filter 'thousandz'; did you mean 'thousands'? There are 57 filters here."
+
+
+def test_of_is_suggested_for_a_figure_that_counts_out_of_one() -> None:
+    assert message("{{ share.off }}").endswith(": figure 'share' has no part 'off'; did you mean 'of'?")

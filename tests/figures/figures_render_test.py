@@ -103,7 +103,7 @@ def test_views_from_stored_records_print_what_the_values_print(kit):
 def test_unknown_names_and_bad_syntax_are_errors(figures):
     with pytest.raises(FigureSpecError) as caught:
         render_text("{{ a3_every5 }}", figures, "readme.figures_table[0].page")
-    assert str(caught.value) == "readme.figures_table[0].page: names something that is not a figure or a part of one: 'a3_every5' is undefined"
+    assert str(caught.value) == "readme.figures_table[0].page: names 'a3_every5', which is not a figure; did you mean 'a2_every5'?"
     with pytest.raises(FigureSpecError, match="no attribute 'of'|'of'"):
         render_text("{{ fusion_vs_bm25.diff.of }}", figures)
     with pytest.raises(FigureSpecError, match="does not parse"):

@@ -22,9 +22,12 @@ def message(spec: Any) -> str:
 
 def test_schema_errors_name_the_key_path():
     assert message({"e": {**EVERY, "k": 0}}) == "kit.yaml: figures.e.k: must be at least 1"
+    # Placed at the key itself; the keys every figure has are among those allowed (and meant).
     assert message({"e": {**EVERY, "depth": 3}}) == (
-        "kit.yaml: figures.e: unknown key 'depth'; the keys allowed here are: agrees_with, gold, item, k, key, ranked, rows, skip"
+        "kit.yaml: figures.e.depth: unknown key. The keys allowed here are: about, agrees_with, equals, format, gold, item, k, key, "
+        "label, ranked, recount, rows, skip (recount 'every_at_k'; see docs/figures.md)"
     )
+    assert message({"e": {**EVERY, "abut": "x"}}).startswith("kit.yaml: figures.e.abut: unknown key; did you mean 'about'? ")
     assert message({"e": {k: v for k, v in EVERY.items() if k != "gold"}}) == "kit.yaml: figures.e: 'gold' is required here"
     assert message({"E5": EVERY}) == (
         "kit.yaml: figures[key #1]: cannot name a figure: use lower-case letters, digits and '_', starting with a letter"
@@ -51,6 +54,36 @@ def test_unknown_recount_lists_the_known_ones():
         "kit.yaml: figures.e.recount: no such recount: 'ndcg'; the recounts here are: "
         "read, count, every_at_k, any_at_k, group_by, mcnemar_exact, holm, rrf"
     )
+
+
+def test_a_recount_misspelt_is_suggested():
+    assert message({"e": {"recount": "every_at_5"}}) == (
+        "kit.yaml: figures.e.recount: no such recount: 'every_at_5'; did you mean 'every_at_k'? The recounts here are: "
+        "read, count, every_at_k, any_at_k, group_by, mcnemar_exact, holm, rrf"
+    )
+
+
+def test_a_figure_misspelt_is_suggested_and_many_figures_are_not_listed():
+    spec = {f"fig_{i:02}": EVERY for i in range(19)} | {"bm25_every5": EVERY, "t": {"recount": "mcnemar_exact", "a": "fig_07", "b": "bm25_evry5"}}
+    assert message(spec) == "kit.yaml: figures.t.b: no figure is called 'bm25_evry5'; did you mean 'bm25_every5'?"
+    spec["t"]["b"] = "zzz"
+    assert message(spec) == "kit.yaml: figures.t.b: no figure is called 'zzz'; none of the 21 figures is near it"
+    few = {"every5": EVERY, "t": {"recount": "mcnemar_exact", "a": "every5", "b": "evry5"}}
+    assert message(few) == "kit.yaml: figures.t.b: no figure is called 'evry5'; did you mean 'every5'? The figures are: every5, t"
+
+
+def test_a_part_equals_names_is_checked_where_the_recount_says_its_parts():
+    spec = {"e": EVERY, "f": EVERY, "t": {"recount": "mcnemar_exact", "a": "e", "b": "f"}}
+    for equals, says in [
+        ("t.a_onyl", "figure 't' has no part 'a_onyl'; did you mean 'a_only'? Its parts are: a_hits, b_hits, a_only, b_only, diff"),
+        ("e.of", "figure 'e' has no part 'of'; it has no parts: compare with the figure itself"),
+    ]:
+        with pytest.raises(FigureSpecError) as caught:
+            validate_figures({**spec, "s": {**EVERY, "equals": equals}}, parts=True)
+        assert str(caught.value) == f"kit.yaml: figures.s.equals: {says}"
+    validate_figures({**spec, "s": {**EVERY, "equals": "t.diff"}}, parts=True)
+    # A group_by's parts are its rows' groups: known only once counted.
+    validate_figures({**spec, "g": {"recount": "group_by", "figures": ["e"], "by": "/type"}, "s": {**EVERY, "equals": "g.anything"}}, parts=True)
 
 
 def test_a_reference_to_no_figure_lists_the_figures():

@@ -114,7 +114,7 @@ EXPECTED = {
     "KB702": ["KB702 provenance.json: figure 'tsv_hits' cannot be computed: bench-2026/score/per-question.tsv: no column 'score'"],
     "KB703": [
         "KB703 provenance.json: the figures cannot be recounted: figures.tsv_hits.recount: no such recount: 'ndcg_at_k'; "
-        "the recounts here are: read, count, every_at_k, any_at_k, group_by, mcnemar_exact, holm, rrf"
+        "did you mean 'any_at_k'? The recounts here are: read, count, every_at_k, any_at_k, group_by, mcnemar_exact, holm, rrf"
     ],
     "KB704": ["KB704 provenance.json: figure 'hits': agrees_with /score/all@5 does not hold: 1 row differs: q1 (recount true, stored false)"],
     "KB705": [
