@@ -514,3 +514,19 @@ def test_a_leak_is_a_frozen_value():
     with pytest.raises(AttributeError):
         leak.offset = 4  # type: ignore[misc]
     assert leak == Leak("KB501", 3, "a private path (/home/…)")
+
+
+# Pieces that make escapes of both kinds, half-escapes, surrogate pairs and their halves, and
+# runs of them that overlap: the views must decode them exactly as a search of the whole text.
+_ESCAPE_PIECES = [b"\\u0041", b"\\ud83d\\ude00", b"\\ud83d", b"\\ude00", b"\\/", b"\\\\", b"\\", b"u", b"%2F", b"%2f", b"%4", b"%", b"a", b"/home/", b"0", b"F"]
+
+
+@given(st.lists(st.sampled_from(_ESCAPE_PIECES), min_size=1, max_size=80))
+@example([b"\\\\", b"\\ud83d", b"\\ude00", b"\\/", b"\\ud83d", b"\\ude00"])
+def test_a_view_built_where_hyperscan_saw_escapes_decodes_as_one_built_from_the_whole_text(pieces):
+    from kitbuild.leakviews import ESCAPES, View, escape_spans
+
+    data = b"".join(pieces)
+    for (escapes, decode), spans in zip(ESCAPES, escape_spans(data)):
+        whole, spanned = View(data, 0, len(data), escapes, decode), View(data, 0, len(data), escapes, decode, spans)
+        assert (spanned.text, [spanned.raw(i) for i in range(len(spanned.text))]) == (whole.text, [whole.raw(i) for i in range(len(whole.text))])
