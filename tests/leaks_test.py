@@ -514,3 +514,35 @@ def test_a_leak_is_a_frozen_value():
     with pytest.raises(AttributeError):
         leak.offset = 4  # type: ignore[misc]
     assert leak == Leak("KB501", 3, "a private path (/home/…)")
+
+
+# Pieces that make escapes of both kinds, half-escapes, surrogate pairs and their halves, and
+# runs of them that overlap: the views must decode them exactly as a search of the whole text.
+_ESCAPE_PIECES = [b"\\u0041", b"\\ud83d\\ude00", b"\\ud83d", b"\\ude00", b"\\/", b"\\\\", b"\\", b"u", b"%2F", b"%2f", b"%4", b"%", b"a", b"/home/", b"0", b"F"]
+
+
+@given(st.lists(st.sampled_from(_ESCAPE_PIECES), min_size=1, max_size=80))
+@example([b"\\\\", b"\\ud83d", b"\\ude00", b"\\/", b"\\ud83d", b"\\ude00"])
+def test_a_view_built_where_hyperscan_saw_escapes_decodes_as_one_built_from_the_whole_text(pieces):
+    from kitbuild.leakviews import ESCAPES, View, escape_spans
+
+    data = b"".join(pieces)
+    for (escapes, decode), spans in zip(ESCAPES, escape_spans(data)):
+        whole, spanned = View(data, 0, len(data), escapes, decode), View(data, 0, len(data), escapes, decode, spans)
+        assert (spanned.text, [spanned.raw(i) for i in range(len(spanned.text))]) == (whole.text, [whole.raw(i) for i in range(len(whole.text))])
+
+
+@pytest.mark.parametrize("threshold", [0])
+def test_the_fast_pass_finds_the_same_whichever_library_runs_it(threshold, monkeypatch):
+    # Up to a number of literals hyperscan finds where they are, past it ahocorasick_rs: the
+    # findings are the same either way, in text and in binary data, in every encoding.
+    import kitbuild.leaks as leaks
+
+    private = {"gpu07": "a machine name", "/scratch/ada/runs": "a private path", "ada.lovelace": "a user"}
+    data = b"".join(
+        [b"x gpu07 y\n", "/scratch/ada/runs/x".encode("utf-16-le"), b"\0\0", json.dumps("ada.lovelace/\u00e9").encode(), b"GPU07.", b"xgpu07 ", "gpu07".encode("utf-32-be")]
+    )
+    expected = LeakScanner(private).scan(data, binary=False), LeakScanner(private).scan(data, binary=True)
+    assert len(expected[0]) >= 5
+    monkeypatch.setattr(leaks, "_HYPERSCAN_LITERALS", threshold)
+    assert (LeakScanner(private).scan(data, binary=False), LeakScanner(private).scan(data, binary=True)) == expected
