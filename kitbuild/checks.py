@@ -17,6 +17,7 @@ from kitbuild import index as kit_index
 from kitbuild.findings import Finding
 from kitbuild.kitdocs import KitDocs, first_difference, kit_digest, word_forms
 from kitbuild.kitfs import DIR, FILE, OTHER, SYMLINK, KitFS, MemberError, refusal
+from kitbuild.metadata import METADATA_FILES, check_metadata
 from kitbuild.observe import Observation, Plan, blocks_of, locate
 from kitbuild.verify_report import VerifyReport, file_findings, new_checks
 
@@ -105,7 +106,7 @@ def check(fs: KitFS, docs: KitDocs, observed: Mapping[str, Observation], label: 
     listed = _listed(entries, links, findings)
     folders = set(parts["folders"])
     template_paths = {p for p in listed if p.startswith(kit_index.TEMPLATES_DIR + "/")}
-    records = set(listed) - {kit_index.SUMS} - template_paths
+    records = set(listed) - {kit_index.SUMS} - template_paths - set(METADATA_FILES)
     if folders:
         for p in sorted(records):
             if p.partition("/")[0] not in folders:
@@ -197,6 +198,10 @@ def check(fs: KitFS, docs: KitDocs, observed: Mapping[str, Observation], label: 
 
     # -- pages and figures ------------------------------------------------------------------
     template = _check_pages(checks, findings, fs, docs, template_paths, on_disk) if render else None
+    if index.valid and provenance.valid:  # croissant.json and CITATION.cff (kitbuild.metadata)
+        metadata_findings, metadata_lines = check_metadata(fs, docs, listed)
+        findings.extend(metadata_findings)
+        checks["pages"].figures.extend(metadata_lines)
     from kitbuild.figures.verify import check_figures
 
     figures = check_figures(provenance.document if provenance.valid else None, fs, index=index.document if index.valid else None, template=template)

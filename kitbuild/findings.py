@@ -83,6 +83,9 @@ CODES: dict[str, str] = {
     "KB602": "A page's template cannot be rendered in the sandbox (an error, a reach for Python internals, or a limit on time or size passed).",
     "KB603": "A page (README.md, index.html) is missing.",
     "KB604": "provenance.pages names a template that is not a listed file under _templates/ of the kit.",
+    "KB605": "croissant.json is missing, or differs from the one kitbuild writes for the kit from its provenance.json, index.json and records (kits built by 0.3.0 or later).",
+    "KB606": "A FileObject in croissant.json disagrees with index.json (its sha256 or contentSize), or a file index.json lists has no FileObject there.",
+    "KB607": "CITATION.cff is missing, or differs from the one kitbuild writes from provenance.json's title and authors (kits built by 0.3.0 or later).",
     # -- figures --------------------------------------------------------------------------
     "KB701": "A figure recounted from the kit's files differs from the value (or its 'of', or a part) provenance.json stores for it.",
     "KB702": "A figure cannot be recounted: a file, pointer or field it reads is missing from the kit, or of the wrong kind.",
@@ -105,6 +108,7 @@ CODES: dict[str, str] = {
     "KB904": "A rule's replacement cannot be written safely in its file's format (JSON, TSV, YAML); nothing was written.",
     "KB905": "A warning, not a stop: a map entry's path occurs in no file of the sources, so it rewrites nothing (almost always a typo).",
     "KB906": "A warning, not a stop: a rule never fired in any file (almost always a typo in its parameters).",
+    "KB907": "A warning, not a stop: a Responsible-AI field of croissant.json (kit.yaml's rai:) is empty; the NeurIPS Evaluations & Datasets track asks for each.",
 }
 
 # The check each group of codes belongs to, in report order.

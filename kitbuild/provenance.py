@@ -12,6 +12,9 @@ from kitbuild.config import Config
 from kitbuild.figures import FigureValue
 from kitbuild.version import TOOL_NAME, __version__
 
+# kit.yaml's keys that describe the kit for croissant.json and CITATION.cff, copied as written.
+DESCRIBING_KEYS = ("authors", "url", "version", "rai")
+
 
 def rule_record(use_index: int, config: Config, firings: Mapping[str, int], writes: Sequence[str]) -> dict[str, Any]:
     """One entry of provenance.json's ``rules`` list."""
@@ -69,7 +72,10 @@ def provenance_json(
     """
     public = config.public()
     values = figures or {}
-    return {
+    # What croissant.json and CITATION.cff are written from (kitbuild 0.3.0 on), each key only
+    # when kit.yaml gives it, so a kit without them keeps the provenance.json it had.
+    described = {key: config.data[key] for key in DESCRIBING_KEYS if key in config.data}
+    document = {
         "tool": {"name": TOOL_NAME, "version": __version__},
         "kit": config.kit,
         "title": config.title,
@@ -77,6 +83,7 @@ def provenance_json(
         "licence": config.licence,
         "summary": config.summary,
         "not_here": config.not_here,
+        **described,
         "sources": [{**s, "files": source_counts.get(s["as"], 0)} for s in public["sources"]],
         "records": sum(source_counts.values()),
         "rules": list(rules),
@@ -86,3 +93,4 @@ def provenance_json(
         "figures": {name: {"spec": dict(config.figures[name]), **value.record()} for name, value in values.items()},
         "figures_table": [dict(row) for row in config.figures_table],
     }
+    return document

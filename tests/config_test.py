@@ -105,8 +105,8 @@ BAD = {
     "schema, unknown key": (
         "sources:\n  - {path: src, as: run}\noutput: x\n",
         # At the key's own line, with the key it is nearest to.
-        "kit.yaml:6:1: output: unknown key; did you mean 'out'? The keys allowed here are: allow, date, external_digests, figures, kit, "
-        "licence, out, readme, rules, sources, summary, title. See docs/config.md, 'Every key'.",
+        "kit.yaml:6:1: output: unknown key; did you mean 'out'? The keys allowed here are: allow, authors, date, external_digests, figures, kit, "
+        "licence, out, rai, readme, rules, sources, summary, title, url, version. See docs/config.md, 'Every key'.",
     ),
     "schema, nested key": (
         "sources:\n  - {path: src, as: run, about: 3}\n",

@@ -124,7 +124,7 @@ readme:
 @pytest.mark.parametrize(
     "template, why",
     [
-        (b"{{ oops }}\n", "page.j2:1: 'oops' is not a name the template is given. The names here are: config, date, "),
+        (b"{{ oops }}\n", "page.j2:1: 'oops' is not a name the template is given. The names here are: citation, config, date, "),
         (b"{{ 'x' * 10**9 }}\n", "cannot be rendered: '*' would build 1,000,000,000 characters or items, more than the limit of 16,777,216 for one step; build less at once"),
         (b"{% for i in range(10**9) %}{% endfor %}", "cannot be rendered: range() of more than 100,000 numbers is over the limit; loop over fewer"),
         (b"# caf\xe9\n", "is not UTF-8 text (byte 5); save it as UTF-8."),

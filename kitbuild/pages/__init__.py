@@ -188,6 +188,7 @@ def _prose(provenance: Mapping[str, Any], figures: Mapping[str, Any], folders: l
     summary, not_here = cited["summary"], cited["not_here"]
     return {
         "layout": "0.3",
+        "citation": _citation(provenance),
         "summary": summary,
         "summary_html": None if summary is None else prose.markdown_html(summary),
         "not_here": not_here,
@@ -196,6 +197,16 @@ def _prose(provenance: Mapping[str, Any], figures: Mapping[str, Any], folders: l
         "rules": rules,
         "derivations": derivations,
     }
+
+
+def _citation(provenance: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The README's "How to cite" (kitbuild.citation): None for a kit that names no authors."""
+    from kitbuild.citation import authors, bibtex, display_name
+
+    people = authors(provenance)
+    if not people:
+        return None
+    return {"names": ", ".join(display_name(a) for a in people), "version": provenance.get("version"), "url": provenance.get("url"), "bibtex": bibtex(provenance)}
 
 
 # Pages print the kit's digest from this version on; an earlier kit's pages are rendered as that

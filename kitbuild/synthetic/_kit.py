@@ -42,7 +42,19 @@ def _settings(harness_sha256: str) -> str:
 title: "Reciprocal rank fusion: the data kit"
 date: 2026-11-09
 licence: CC-BY-4.0
+version: 1.0.0
+authors:
+  - name: "The kitbuild demo bench"
 summary: "{SUMMARY}"
+rai:
+  data_limitations: "Synthetic records drawn from fixed seeds: they show how a kit carries a result, and support no claim about any retrieval method."
+  data_biases: "None measured: the questions, sessions and rankings are invented, and only their counts are set to match the page."
+  personal_sensitive_information: "None. The private paths and machine names the bench prints are rewritten by the named rules, and the leak gate checks every file."
+  data_use_cases: "Trying kitbuild: building, verifying and publishing a kit, and reading its pages."
+  data_social_impact: "None expected: no person, text or model output is in the records."
+  has_synthetic_data: true
+  derived_from: ["nothing outside kitbuild: every record is drawn from the fixed seeds of kitbuild.synthetic"]
+  generated_by: "kitbuild demo, from fixed seeds (kitbuild.synthetic)"
 out: ./kit
 sources:
   - path: bench/lme-2026-10

@@ -31,7 +31,7 @@ from kittest import (
 
 L = SAMPLE_AS
 CHANGED = {f"{L}/full-s1/run/run.json", f"{L}/full-s1/lock.json", f"{L}/score/reading.json", f"{L}/score/family.json"}
-GENERATED = {"SHA256SUMS", "index.json", "provenance.json", "README.md", "index.html"}
+GENERATED = {"SHA256SUMS", "index.json", "provenance.json", "README.md", "index.html", "croissant.json"}
 
 
 @pytest.fixture
@@ -227,8 +227,8 @@ def test_a_custom_readme_template_travels_and_is_listed(bench):
     build("kit.yaml")
     kit = read_tree(bench / "kit")
     assert kit["_templates/README.md.j2"] == (bench / "page.j2").read_bytes()
-    assert kit["README.md"] == b"# A tiny kit\ntiny-kit 3 run\n"
-    assert [f["path"] for f in json.loads(kit["index.json"])["files"]] == ["SHA256SUMS", "_templates/README.md.j2", "run/a.txt"]
+    assert kit["README.md"] == b"# A tiny kit\ntiny-kit 4 run\n"
+    assert [f["path"] for f in json.loads(kit["index.json"])["files"]] == ["SHA256SUMS", "_templates/README.md.j2", "croissant.json", "run/a.txt"]
     assert json.loads(kit["provenance.json"])["pages"]["README.md"] == "_templates/README.md.j2"
     assert kit["SHA256SUMS"] == f"{sha256(b'x' + bytes([10]))}  run/a.txt\n".encode()
 
@@ -250,7 +250,7 @@ def test_two_builds_into_different_folders_are_byte_identical(sample, tmp_path):
     build("kit.yaml", tmp_path / "one")
     build("kit.yaml", tmp_path / "elsewhere" / "two", jobs=1)
     one, two = read_tree(tmp_path / "one"), read_tree(tmp_path / "elsewhere" / "two")
-    assert one.keys() == two.keys() and len(one) == 14
+    assert one.keys() == two.keys() and len(one) == 15
     for path in one:
         assert one[path] == two[path], path
 

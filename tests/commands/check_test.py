@@ -39,7 +39,7 @@ def test_a_fresh_kit_passes(bench: Path) -> None:
     assert report.findings == [] and report.verify is not None and report.verify.ok
     code, out = cli("check", str(bench / "kit.yaml"))
     assert code == 0
-    assert out.startswith(f"kitbuild check {bench / 'kit.yaml'}: the kit is up to date, holds no private string and verifies\n✓ Fresh build: 11 files compared byte for byte\n")
+    assert out.startswith(f"kitbuild check {bench / 'kit.yaml'}: the kit is up to date, holds no private string and verifies\n✓ Fresh build: 12 files compared byte for byte\n")
 
 
 def test_a_changed_source_fails_naming_the_file(bench: Path) -> None:

@@ -92,7 +92,7 @@ def test_default_archive_goes_beside_the_kit(kit: Path, cli) -> None:
     archive = kit.parent / "tiny-kit.tar.gz"
     digest = (kit.parent / "tiny-kit.tar.gz.sha256").read_text().split()[0]
     assert result.stdout.splitlines() == [
-        f"wrote {archive}: 8 files, {sum(p.stat().st_size for p in kit.rglob('*') if p.is_file()):,} bytes",
+        f"wrote {archive}: 9 files, {sum(p.stat().st_size for p in kit.rglob('*') if p.is_file()):,} bytes",
         f"wrote {archive}.sha256: sha256 {digest}",
         f"kit digest: {kit_digest((kit / 'index.json').read_bytes())} (what 'kitbuild verify KIT --digest' checks, archive or folder)",
         "a reader checks it with: sha256sum -c tiny-kit.tar.gz.sha256",
@@ -177,7 +177,7 @@ def test_the_signing_recipe_in_the_docs_works(kit: Path) -> None:
     for step in (make_key, sign):
         done = run(step)
         assert done.returncode == 0, done.stderr
-    assert sorted(p.name for p in kit.iterdir()) == ["README.md", "SHA256SUMS", "index.html", "index.json", "provenance.json", "run-1"]
+    assert sorted(p.name for p in kit.iterdir()) == ["README.md", "SHA256SUMS", "croissant.json", "index.html", "index.json", "provenance.json", "run-1"]
     done = run(check)
     assert done.returncode == 0, done.stderr
     assert 'Good "file" signature for ada@example.org' in done.stderr + done.stdout

@@ -15,6 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
+from kitbuild.kitfs import FolderKit
+from kitbuild.metadata import CITATION, CROISSANT, METADATA_FILES, write_citation, write_croissant
 import yaml
 
 from kitbuild import build
@@ -31,7 +34,7 @@ def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def make_bench(root: Path, *, template: str | None = None) -> Path:
+def make_bench(root: Path, *, template: str | None = None, extra: dict[str, Any] | None = None) -> Path:
     """Write a private bench and its kit.yaml under ``root``; returns the kit.yaml path."""
     root = root.resolve()
     src = root / "bench" / "ls-2026-11-07"
@@ -73,6 +76,7 @@ def make_bench(root: Path, *, template: str | None = None) -> Path:
     if template is not None:
         (root / "README.md.j2").write_text(template, encoding="utf-8")
         config["readme"] = {"template": "./README.md.j2"}
+    config.update(extra or {})
     config_path = root / "kit.yaml"
     config_path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     return config_path
@@ -103,12 +107,24 @@ def refresh(kit: Path) -> None:
         path = kit / entry["path"]
         if not path.is_file():
             continue
+        if entry["path"] in METADATA_FILES:
+            continue  # written again below, from what is here now
         target = records if entry["path"] != "SHA256SUMS" and not entry["path"].startswith("_templates/") else others
         target.append(entry_of(entry["path"], path.read_bytes()))
     sums = sums_of({e["path"]: e["sha256"] for e in records})
     (kit / "SHA256SUMS").write_bytes(sums)
     others = [entry_of("SHA256SUMS", sums) if e["path"] == "SHA256SUMS" else e for e in others]
     provenance = entry_of("provenance.json", (kit / "provenance.json").read_bytes())
+    # A careful tamperer writes croissant.json and CITATION.cff again too, as kitbuild would.
+    document = orjson.loads((kit / "provenance.json").read_bytes())
+    cff = write_citation(document)
+    if cff is not None and (kit / CITATION).is_file():
+        (kit / CITATION).write_bytes(cff)
+        others.append(entry_of(CITATION, cff))
+    if (kit / CROISSANT).is_file():
+        croissant = write_croissant(document, records + others, provenance, FolderKit(kit))
+        (kit / CROISSANT).write_bytes(croissant)
+        others.append(entry_of(CROISSANT, croissant))
     (kit / "index.json").write_bytes(index_bytes(index["kit"], records + others, provenance))
 
 

@@ -65,15 +65,16 @@ def run_cli(*args: str) -> tuple[int, str, str]:
 
 
 FRESH_REPORT = """\
-✓ Schema: index.json: matches its schema, 7 entries; provenance.json: matches its schema, 3 rules
+✓ Schema: index.json: matches its schema, 8 entries; provenance.json: matches its schema, 3 rules
 ✓ Completeness: 6 record files check against index.json (of 6 listed)
-    7 files listed, 11 files in the kit
+    8 files listed, 12 files in the kit
 ✓ SHA256SUMS: 6 lines for 6 record files
 ✓ Provenance in reverse: 3 rules: 5 firings in 2 files, re-observed in the records
 ✓ Digests printed in records: 5 digests printed in records: 2 check against the copy here, 1 withheld, 2 external, 0 unresolved
     2 printed digests paired with a file here: 2 agree with its copy
-✓ Leaks: 11 files scanned: 0 private paths, 0 e-mail addresses, 0 private IPv4 addresses
+✓ Leaks: 12 files scanned: 0 private paths, 0 e-mail addresses, 0 private IPv4 addresses
 ✓ Pages: README.md and index.html re-rendered from provenance.json and index.json with the built-in templates, in the sandbox
+    croissant.json written again from the kit and compared; its 8 FileObjects checked against index.json
 ✓ Figures: provenance.json declares no figures"""
 
 
@@ -106,7 +107,8 @@ def test_a_travelling_template_is_rendered_and_checked(template_kit: Path) -> No
     report = verify(template_kit)
     assert report.findings == []
     assert report.check("pages").figures == [
-        "README.md and index.html re-rendered from provenance.json and index.json with _templates/README.md.j2 and the built-in index page template, in the sandbox"
+        "README.md and index.html re-rendered from provenance.json and index.json with _templates/README.md.j2 and the built-in index page template, in the sandbox",
+        "croissant.json written again from the kit and compared; its 9 FileObjects checked against index.json",
     ]
 
 
@@ -199,6 +201,9 @@ SCENARIOS: dict[str, Scenario] = {
     "KB602": _hostile_template,
     "KB603": lambda k, m: (k / "index.html").unlink(),
     "KB604": lambda k, m: (edit_json(k / "provenance.json", lambda d: d["pages"].update({"README.md": "_templates/gone.j2"})), refresh(k)),
+    "KB605": lambda k, m: edit_json(k / "croissant.json", lambda d: d.update(description="another kit")),
+    "KB606": lambda k, m: edit_json(k / "croissant.json", lambda d: d["distribution"][-1].update(sha256="0" * 64)),
+    "KB607": lambda k, m: (k / "CITATION.cff").write_bytes(b"cff-version: 1.2.0\n"),
     "KB208": lambda k, m: _respelled_sums(k, lambda lines: [line[:64] + b" *" + line[66:] for line in lines]),
 }
 

@@ -14,6 +14,8 @@ from typing import Any
 import orjson
 import yaml
 
+from kitbuild.kitfs import FolderKit
+from kitbuild.metadata import CITATION, CROISSANT, METADATA_FILES, write_citation, write_croissant
 from kitbuild.index import entry as entry_of, index_bytes as make_index, sums_of
 from kitbuild.pages import page_context, render_pages
 
@@ -102,12 +104,22 @@ def cover_tracks(kit: Path) -> None:
     records, others = [], []
     for entry in index["files"]:
         path = kit / entry["path"]
+        if entry["path"] in METADATA_FILES:
+            continue  # written again below, as kitbuild writes them
         target = others if entry["path"] == "SHA256SUMS" or entry["path"].startswith("_templates/") else records
         target.append(entry_of(entry["path"], path.read_bytes()))
     sums = sums_of({e["path"]: e["sha256"] for e in records})
     (kit / "SHA256SUMS").write_bytes(sums)
     others = [entry_of("SHA256SUMS", sums) if e["path"] == "SHA256SUMS" else e for e in others]
     provenance_bytes = (kit / "provenance.json").read_bytes()
+    document = json.loads(provenance_bytes)
+    cff = write_citation(document)
+    if cff is not None:
+        (kit / CITATION).write_bytes(cff)
+        others.append(entry_of(CITATION, cff))
+    croissant = write_croissant(document, records + others, entry_of("provenance.json", provenance_bytes), FolderKit(kit))
+    (kit / CROISSANT).write_bytes(croissant)
+    others.append(entry_of(CROISSANT, croissant))
     index_bytes = make_index(index["kit"], records + others, entry_of("provenance.json", provenance_bytes))
     (kit / "index.json").write_bytes(index_bytes)
     pages = render_pages(page_context(json.loads(provenance_bytes), json.loads(index_bytes)))

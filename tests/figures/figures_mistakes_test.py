@@ -63,8 +63,8 @@ CASES = {
     ),
     "a top-level key misspelt": (
         "kit: figure-kit", "kit: figure-kit\nlicense: CC0-1.0", "license",
-        "@: license: unknown key; did you mean 'licence'? The keys allowed here are: allow, date, external_digests, figures, "
-        "kit, licence, out, readme, rules, sources, summary, title. See docs/config.md, 'Every key'.",
+        "@: license: unknown key; did you mean 'licence'? The keys allowed here are: allow, authors, date, external_digests, figures, "
+        "kit, licence, out, rai, readme, rules, sources, summary, title, url, version. See docs/config.md, 'Every key'.",
     ),
     "a readme key misspelt": (
         "readme:\n", "readme:\n  templte: page.j2\n", "templte",

@@ -475,7 +475,9 @@ def rewrite_sums(kit: Path) -> None:
     from kitbuild.index import sums_of
 
     index = orjson.loads((kit / "index.json").read_bytes())
-    records = {e["path"]: sha((kit / e["path"]).read_bytes()) for e in index["files"] if e["path"] != "SHA256SUMS" and not e["path"].startswith("_templates/")}
+    from kitbuild.metadata import METADATA_FILES
+
+    records = {e["path"]: sha((kit / e["path"]).read_bytes()) for e in index["files"] if e["path"] != "SHA256SUMS" and not e["path"].startswith("_templates/") and e["path"] not in METADATA_FILES}
     (kit / "SHA256SUMS").write_bytes(sums_of(records))
 
 
@@ -485,8 +487,21 @@ def repin(kit: Path) -> None:
     careful tamperer does after changing them. The pages are left alone."""
     from kitbuild.index import entry, index_bytes
 
+    from kitbuild.kitfs import FolderKit
+    from kitbuild.metadata import CITATION, CROISSANT, write_citation, write_croissant
+
     index = orjson.loads((kit / "index.json").read_bytes())
-    entries = [entry(e["path"], (kit / e["path"]).read_bytes()) for e in index["files"] if (kit / e["path"]).is_file()]
+    entries = [entry(e["path"], (kit / e["path"]).read_bytes()) for e in index["files"] if (kit / e["path"]).is_file() and e["path"] != CROISSANT]
+    # croissant.json and CITATION.cff written again as kitbuild writes them, as a tamperer would.
+    document = orjson.loads((kit / "provenance.json").read_bytes())
+    cff = write_citation(document)
+    if cff is not None and (kit / CITATION).is_file():
+        (kit / CITATION).write_bytes(cff)
+        entries = [e for e in entries if e["path"] != CITATION] + [entry(CITATION, cff)]
+    if (kit / CROISSANT).is_file():
+        croissant = write_croissant(document, entries, entry("provenance.json", (kit / "provenance.json").read_bytes()), FolderKit(kit))
+        (kit / CROISSANT).write_bytes(croissant)
+        entries.append(entry(CROISSANT, croissant))
     (kit / "index.json").write_bytes(index_bytes(index["kit"], entries, entry("provenance.json", (kit / "provenance.json").read_bytes())))
 
 

