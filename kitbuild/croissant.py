@@ -22,10 +22,10 @@ from typing import Any, Callable, Mapping, Sequence
 import orjson
 
 from kitbuild.citation import authors, bibtex, display_name
+from kitbuild.index import CROISSANT
 from kitbuild.jsonfile import dump_json
 from kitbuild.resources import schema_path
 
-CROISSANT = "croissant.json"
 CROISSANT_1_1 = "http://mlcommons.org/croissant/1.1"
 RAI_1_0 = "http://mlcommons.org/croissant/RAI/1.0"
 RECORDS_READ = 1000

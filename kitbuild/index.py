@@ -23,6 +23,11 @@ TEMPLATES_DIR = "_templates"
 # Files the build generates that index.json does not list (it cannot list itself, and the
 # pages and provenance are rendered from it).
 UNLISTED = (INDEX, PROVENANCE, README, INDEX_PAGE)
+CROISSANT = "croissant.json"
+CITATION = "CITATION.cff"
+# The files a build writes about the kit: what they print (every file's digest) is checked by
+# their own checks, never as a record's digests or pairs.
+WRITTEN = (INDEX, PROVENANCE, SUMS, README, INDEX_PAGE, CROISSANT, CITATION)
 
 
 def sums_of(digests: Mapping[str, str]) -> bytes:

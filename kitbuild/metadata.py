@@ -82,7 +82,10 @@ def check_metadata(fs: KitFS, docs: KitDocs, listed: Mapping[str, Mapping[str, A
     want = write_croissant(provenance, list(listed.values()), index["provenance"], fs)
     found = _compare(fs, CROISSANT, want, on_disk, "croissant.json")
     findings += found
-    if CROISSANT in on_disk:
+    if found and CROISSANT in on_disk:
+        # The bytes kitbuild writes hold index.json's sha256 and size for each file: a
+        # croissant.json equal to them agrees with index.json, and only one that differs is
+        # parsed, to name each FileObject that does not (a kit of 100,000 files: 40 MB less).
         findings += _file_objects(fs, listed, index["provenance"])
     lines.append(f"croissant.json written again from the kit and compared; its {len(listed) - (CROISSANT in listed) + 1:,} FileObjects checked against index.json")
     return findings, lines
