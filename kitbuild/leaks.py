@@ -21,23 +21,11 @@ never the text: a CI log of the report publishes nothing.
 The generic shapes and their anchors live in :mod:`kitbuild.shapes`; the encodings and the
 decoded views in :mod:`kitbuild.leakviews`. This module holds the scanner that runs them.
 
-Speed, in CPU time on one core of a shared 2-core development VM (Python 3.11, ahocorasick_rs
-1.0.3), 200 MB streamed in 4 MiB windows (``python -m bench.leaks_speed``; about 10% apart
-from run to run):
-
-=====================================================  ===========  ============
-settings                                               records      random bytes
-                                                       (text)       (binary)
-=====================================================  ===========  ============
-none: verify's generic shapes                          668 MB/s     282 MB/s
-10 private strings, 200 withheld digests               258 MB/s     161 MB/s
-1,000 private strings, 200 withheld digests            204 MB/s     144 MB/s
-=====================================================  ===========  ============
-
-The records are JSON lines with relative paths, two sha256 digests, numbers and a 'recall@10'
-key each, and no finding. Many literals are searched with one ahocorasick_rs automaton, not
-one ``re`` alternation (longest first): over 50 MB of the same records, 13,900 against
-181 MB/s with 10 literals, 598 against 1 MB/s with 1,000.
+Speed: hyperscan finds the anchors, the escapes and (up to 5,000 literals) where a private
+string may be; ahocorasick_rs finds every occurrence of a literal near each such place; ``re``
+tries a shape at each anchor. Over random bytes the pass over a file, SHA-256 included, runs at
+about 580 MB/s on one core; the comparisons behind each choice are in docs/performance.md,
+"Searching: which library".
 """
 
 from __future__ import annotations
