@@ -180,3 +180,22 @@ samples:
   not_firing:
     - input: "sandbox"
 """
+
+
+# What `kitbuild build --dry-run` prints first for the sample bench: its summary.
+SAMPLE_DRY_RUN = [
+    "dry run of tiny-kit: nothing was written.",
+    "9 record files from 1 source; the rules would change 4.",
+    "",
+    "rules:",
+    "  record-path-to-kit-path  3 firings in 1 file",
+    "  box-name-to-role         1 firing in 1 file",
+    "  digest-withheld          4 firings in 3 files",
+    "",
+    "files the rules would change (firings per rule):",
+    f"  {SAMPLE_AS}/full-s1/lock.json: box-name-to-role 1, digest-withheld 1",
+    f"  {SAMPLE_AS}/full-s1/run/run.json: record-path-to-kit-path 3",
+    f"  {SAMPLE_AS}/score/family.json: digest-withheld 1",
+    f"  {SAMPLE_AS}/score/reading.json: digest-withheld 2",
+    "",
+]

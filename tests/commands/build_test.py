@@ -18,6 +18,7 @@ from kitbuild.errors import LeakError, UnsafeRewriteError
 from kittest import (
     USER_REGEX_RULE,
     SAMPLE_AS,
+    SAMPLE_DRY_RUN,
     SAMPLE_MAP_KEY,
     SAMPLE_NAMES,
     SAMPLE_PLACEHOLDER,
@@ -480,20 +481,7 @@ def test_dry_run_verbose_writes_nothing_and_prints_each_firing_before_and_after(
     lock_sha = sha256(tree["full-s1"]["lock.json"])
     reading_sha = sha256(tree["score"]["reading.json"])
     assert result.stdout == "\n".join([
-        "dry run of tiny-kit: nothing was written.",
-        "9 record files from 1 source; the rules would change 4.",
-        "",
-        "rules:",
-        "  record-path-to-kit-path  3 firings in 1 file",
-        "  box-name-to-role         1 firing in 1 file",
-        "  digest-withheld          4 firings in 3 files",
-        "",
-        "files the rules would change (firings per rule):",
-        f"  {L}/full-s1/lock.json: box-name-to-role 1, digest-withheld 1",
-        f"  {L}/full-s1/run/run.json: record-path-to-kit-path 3",
-        f"  {L}/score/family.json: digest-withheld 1",
-        f"  {L}/score/reading.json: digest-withheld 2",
-        "",
+        *SAMPLE_DRY_RUN,
         "every firing, as path:line:col: rule: before → after (private text: for your eyes only, never for a log):",
         f"  {L}/full-s1/lock.json:1:12: box-name-to-role: gpu-b17.cluster.example.net → desktop",
         f"  {L}/full-s1/lock.json:2:17: digest-withheld: {run_sha} → withheld-2026-09-29",
