@@ -30,7 +30,7 @@ from typing import IO, Any, BinaryIO, Callable, Iterator, cast
 
 from kitbuild.findings import Finding
 # kitbuild.kitview, not kitbuild.kitfs: kitfs.open_kit imports this module, and the import goes one way.
-from kitbuild.kitview import DIR, FILE, GIB, OTHER, REFUSED, SYMLINK, ArchiveLimits, KitFS, Member, MemberError, NotAKitError, refusal
+from kitbuild.kitview import DIR, FILE, GIB, OTHER, REFUSED, SYMLINK, ArchiveLimits, KitFS, Member, MemberError, NotAKitError, refusal, with_folders
 
 # deflate's largest expansion: 258 bytes from 2 bits. A member that claims more than this many
 # times its compressed bytes (plus a little for headers) cannot hold what it claims.
@@ -171,12 +171,7 @@ class _ArchiveKit(KitFS):
         return list(self._findings)
 
     def members(self, sizes: bool = True) -> Iterator[Member]:
-        found = {p: Member(p, e.kind, e.size) for p, e in self._entries.items()}
-        for p in list(found):
-            parts = p.split("/")
-            for i in range(1, len(parts)):
-                found.setdefault("/".join(parts[:i]), Member("/".join(parts[:i]), DIR))
-        return iter(sorted(found.values(), key=lambda m: m.path))
+        return with_folders({p: Member(p, e.kind, e.size) for p, e in self._entries.items()})
 
     def open(self, path: str) -> BinaryIO:
         why = refusal(path)

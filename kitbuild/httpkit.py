@@ -37,7 +37,7 @@ from typing import Any, BinaryIO, Iterator, cast
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from kitbuild.findings import Finding
-from kitbuild.kitview import DIR, FILE, ArchiveLimits, KitFS, Member, MemberError, NotAKitError, refusal
+from kitbuild.kitview import FILE, ArchiveLimits, KitFS, Member, MemberError, NotAKitError, refusal, with_folders
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".zip")
 DEFAULT_TIMEOUT = 30.0
@@ -285,13 +285,7 @@ class HttpKit(KitFS):
         return min(2 * jobs, MAX_WORKERS)
 
     def members(self, sizes: bool = True) -> Iterator[Member]:
-        found = dict(self._members)
-        for p in self._members:
-            parts = p.split("/")
-            for i in range(1, len(parts)):
-                folder = "/".join(parts[:i])
-                found.setdefault(folder, Member(folder, DIR))
-        return iter(sorted(found.values(), key=lambda m: m.path))
+        return with_folders(dict(self._members))
 
     def open(self, path: str) -> BinaryIO:
         why = refusal(path)

@@ -59,6 +59,17 @@ def is_url(kit: object) -> bool:
     return isinstance(kit, str) and _URL.match(kit) is not None
 
 
+def with_folders(found: dict[str, Member]) -> Iterator[Member]:
+    """``found`` and the folders its paths imply, in path order: an archive or a URL lists files
+    only, and a folder's members are listed with the folders they lie in."""
+    for p in list(found):
+        parts = p.split("/")
+        for i in range(1, len(parts)):
+            folder = "/".join(parts[:i])
+            found.setdefault(folder, Member(folder, DIR))
+    return iter(sorted(found.values(), key=lambda m: m.path))
+
+
 def refusal(path: str) -> str | None:
     """Why ``path`` may not name a kit member, or None when it is a plain relative kit path."""
     if not path:
