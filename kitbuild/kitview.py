@@ -119,6 +119,12 @@ class KitFS(ABC):
     def close(self) -> None:
         """Let go of what the reader holds open between calls."""
 
+    def __enter__(self) -> "KitFS":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def workers(self, jobs: int) -> int:
         """How many files to read at once, given ``jobs`` cores: one per core for a local reader."""
         return jobs

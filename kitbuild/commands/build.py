@@ -213,8 +213,8 @@ def build(
         observed = {r.kit_path: r.observation for r in results}
         gate_plan = replace(plan, withheld=_described(results, private=plan.private))
         observed.update({name: observe_bytes(name, data, gate_plan) for name, data in generated.items()})
-        fs = FolderKit(staging.path)
-        report = check(fs, read_docs(fs), observed, str(target))
+        with FolderKit(staging.path) as fs:
+            report = check(fs, read_docs(fs), observed, str(target))
         findings = gate_findings(report.findings, plan.private)
         result = BuildReport(config, target, dry_run, results, rules, findings, figures, warnings=_unused(config, rules, map_keys, results) + _rai_unset(config), digest=report.digest)
         if dry_run:
@@ -469,7 +469,8 @@ def _write_metadata(staging: Path, generated: dict[str, bytes], listed: list[dic
     if cff is not None:
         generated[CITATION] = cff
         added.append(kit_index.entry(CITATION, cff))
-    generated[CROISSANT] = write_croissant(provenance, listed + added, provenance_entry, FolderKit(staging))
+    with FolderKit(staging) as fs:
+        generated[CROISSANT] = write_croissant(provenance, listed + added, provenance_entry, fs)
     added.append(kit_index.entry(CROISSANT, generated[CROISSANT]))
     return added
 

@@ -124,19 +124,19 @@ def check(config_path: str | os.PathLike[str] = DEFAULT_CONFIG, *, jobs: int | N
     # The original digests of changed files are private too: they would confirm a guess.
     changed = {r.source_sha256: f"the original sha256 of {r.kit_path}, which a rule rewrote" for r in fresh_build.files if r.changed}
     plan = Plan(private=private_strings(config), withheld=changed)
-    kit = FolderKit(config.out)
-    progress.begin("private strings", len(kit_files), sum(kit_files.values()))
-    for path in sorted(kit_files):
-        obs = observe_member((kit, plan), path)
-        private = [leak for leak in obs.leaks if leak.code in ("KB901", "KB903")]
-        if private:
-            with kit.open(path) as stream:
-                places = locate(blocks_of(stream), [leak.offset for leak in private])
-            for leak in private:
-                line, col = places[leak.offset]
-                report.findings.append(Finding("KB804", path, f"column {col}: {leak.what}", line=line))
-        report.scanned += 1
-        progress.advance(1, obs.size)
+    with FolderKit(config.out) as kit:
+        progress.begin("private strings", len(kit_files), sum(kit_files.values()))
+        for path in sorted(kit_files):
+            obs = observe_member((kit, plan), path)
+            private = [leak for leak in obs.leaks if leak.code in ("KB901", "KB903")]
+            if private:
+                with kit.open(path) as stream:
+                    places = locate(blocks_of(stream), [leak.offset for leak in private])
+                for leak in private:
+                    line, col = places[leak.offset]
+                    report.findings.append(Finding("KB804", path, f"column {col}: {leak.what}", line=line))
+            report.scanned += 1
+            progress.advance(1, obs.size)
     progress.end()
 
     # A diff would print the private string it found into a CI log: show none for such a file.

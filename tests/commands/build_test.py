@@ -559,3 +559,18 @@ def test_a_map_entry_that_matches_nothing_and_a_rule_that_never_fires_are_warned
     assert "rnus" not in result.stdout  # the entry's path is private: only its place is named
     document = json.loads(cli("build", "--format", "json").stdout)
     assert document["ok"] is True and [w["code"] for w in document["warnings"]] == ["KB905", "KB906"]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts open descriptors through /proc")
+def test_builds_and_verifies_leave_no_descriptor_open(bench):
+    # A folder kit keeps the folder of the file it read last open for the next one: it must
+    # let go of it when the build (or verify) is done, or a long-lived process runs out.
+    from kitbuild.commands.verify import verify
+
+    write_sample_bench(bench)
+    build(bench / "kit.yaml", jobs=1)
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(3):
+        build(bench / "kit.yaml", out=bench / "kit", jobs=1)
+        verify(bench / "kit", jobs=1)
+    assert len(os.listdir("/proc/self/fd")) == before
