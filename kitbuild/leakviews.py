@@ -116,8 +116,6 @@ class View:
         self._raw_length: list[int] = []
         done, at = first, 0
         for m in escapes.finditer(data, first, last) if spans is None else _at_spans(data, spans, escapes, last):
-            if m.start() < done:
-                continue
             start, end = m.span()
             decoded = decode(m)
             pieces.append(data[done:start])
