@@ -35,6 +35,10 @@ RECORDS_READ = 100
 BYTES_READ = 64 << 10
 # A kit of many thousand record files gets RecordSets for the first of its tabular files only.
 RECORD_SETS = 200
+# Since 0.3.1 only that many tabular files are read at all: a kit of 100,000 JSON documents none
+# of which is an array of records was read whole a second time (half of verifying it) for no
+# RecordSet. Kits built before keep the rule they were built with (read until 200 are found).
+BOUNDED_SINCE = (0, 3, 1)
 
 # kit.yaml's rai: keys -> their Croissant properties, in the order croissant.json writes them.
 RAI_FIELDS = {
@@ -187,9 +191,10 @@ def record_set(path: str, fmt: str, data: bytes, size: int) -> dict[str, Any] | 
     return {"@type": "cr:RecordSet", "@id": f"{path}/records", "name": f"{path}/records", "description": f"The records of {path}, with the fields its first records hold.", "field": out}
 
 
-def croissant_document(provenance: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], read: Reader, description: str | None = None) -> dict[str, Any]:
+def croissant_document(provenance: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], read: Reader, description: str | None = None, bounded: bool = True) -> dict[str, Any]:
     """croissant.json's document: ``entries`` are the files it describes (path, size, sha256),
-    ``read(path)`` gives the first :data:`BYTES_READ` bytes of one of them."""
+    ``read(path)`` gives the first :data:`BYTES_READ` bytes of one of them. ``bounded``: read
+    the first :data:`RECORD_SETS` tabular files only (else until that many RecordSets are found)."""
     base = provenance.get("url") or ""
     found = provenance.get("rai")
     rai: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
@@ -217,10 +222,12 @@ def croissant_document(provenance: Mapping[str, Any], entries: Sequence[Mapping[
             doc[prop] = rai[key]
     files: list[dict[str, Any]] = []
     sets: list[dict[str, Any]] = []
+    tried = 0
     for e in sorted(entries, key=lambda e: e["path"]):
         path, fmt = e["path"], encoding_format(e["path"])
         files.append({"@type": "cr:FileObject", "@id": path, "name": path, "contentUrl": base + path, "contentSize": f"{e['size']} B", "encodingFormat": fmt, "sha256": e["sha256"]})
-        if fmt in _TABULAR and len(sets) < RECORD_SETS and "/" in path:
+        if fmt in _TABULAR and (tried if bounded else len(sets)) < RECORD_SETS and "/" in path:
+            tried += 1
             records = record_set(path, fmt, read(path), e["size"])
             if records is not None:
                 sets.append(records)
@@ -229,6 +236,6 @@ def croissant_document(provenance: Mapping[str, Any], entries: Sequence[Mapping[
     return doc
 
 
-def croissant_bytes(provenance: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], read: Reader, description: str | None = None) -> bytes:
+def croissant_bytes(provenance: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], read: Reader, description: str | None = None, bounded: bool = True) -> bytes:
     """croissant.json as kitbuild writes it (two-space indent, keys in order, a final newline)."""
-    return dump_json(croissant_document(provenance, entries, read, description))
+    return dump_json(croissant_document(provenance, entries, read, description, bounded))

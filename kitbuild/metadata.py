@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 
 from kitbuild import index as kit_index
 from kitbuild.citation import CITATION, citation_cff
-from kitbuild.croissant import BYTES_READ, CROISSANT, croissant_bytes
+from kitbuild.croissant import BOUNDED_SINCE, BYTES_READ, CROISSANT, croissant_bytes
 from kitbuild.findings import Finding
 from kitbuild.kitdocs import KitDocs, first_difference
 from kitbuild.kitfs import FILE, KitFS, MemberError
@@ -57,7 +57,9 @@ def write_croissant(provenance: Mapping[str, Any], entries: Sequence[Mapping[str
     """croissant.json for the files ``entries`` lists (every file index.json lists but
     croissant.json itself) and provenance.json."""
     described = [e for e in entries if e["path"] != CROISSANT] + [provenance_entry]
-    return croissant_bytes(provenance, described, reader(fs), description(provenance))
+    from kitbuild.pages import built_by
+
+    return croissant_bytes(provenance, described, reader(fs), description(provenance), bounded=built_by(provenance) >= BOUNDED_SINCE)
 
 
 def built_since(provenance: Mapping[str, Any]) -> bool:

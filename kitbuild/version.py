@@ -1,4 +1,4 @@
 """The tool's name and version, as provenance.json records them."""
 
 TOOL_NAME = "kitbuild"
-__version__ = "0.3.0"
+__version__ = "0.3.1"

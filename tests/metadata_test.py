@@ -18,8 +18,9 @@ import yaml
 
 from kitbuild.commands.demo import demo
 from kitbuild.commands.verify import verify
-from kitbuild.croissant import RAI_FIELDS, encoding_format
-from kitbuild.metadata import CITATION, CROISSANT
+from kitbuild.croissant import RAI_FIELDS, RECORD_SETS, encoding_format
+from kitbuild.kitfs import FolderKit
+from kitbuild.metadata import CITATION, CROISSANT, write_croissant
 
 from commands.verify_kits import build_kit, copy_kit, edit_json
 
@@ -106,3 +107,36 @@ def test_a_kit_without_authors_has_no_citation_and_an_old_kit_needs_no_croissant
 @pytest.mark.parametrize(("path", "fmt"), [("a/b.ndjson", "application/jsonlines"), ("a/b.tsv", "text/tab-separated-values"), ("SHA256SUMS", "text/plain"), ("a/b.bin", "application/octet-stream")])
 def test_encoding_formats(path: str, fmt: str) -> None:
     assert encoding_format(path) == fmt
+
+
+def _many_documents(folder: Path, n: int) -> list[dict[str, object]]:
+    """``n`` JSON documents that are no array of records, then one NDJSON file of records."""
+    entries: list[dict[str, object]] = []
+    for i in range(n):
+        path = f"docs/d{i:04d}.json"
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_bytes(b'{"qid": "q1"}\n')
+        entries.append({"path": path, "size": 14, "sha256": "0" * 64})
+    (folder / "rows").mkdir()
+    (folder / "rows/r.ndjson").write_bytes(b'{"qid": "q1", "score": 1}\n{"qid": "q2", "score": 2}\n')
+    entries.append({"path": "rows/r.ndjson", "size": 52, "sha256": "0" * 64})
+    return entries
+
+
+@pytest.mark.parametrize(("version", "reads", "sets"), [("0.3.1", RECORD_SETS, 0), ("0.3.0", RECORD_SETS + 1, 1)])
+def test_croissant_json_reads_at_most_200_tabular_files_from_0_3_1(tmp_path: Path, version: str, reads: int, sets: int) -> None:
+    # 0.3.1 reads the first RECORD_SETS tabular files and no more; a kit built by 0.3.0 keeps the
+    # rule it was built with (read until RECORD_SETS sets are found), so it verifies as before.
+    entries = _many_documents(tmp_path, RECORD_SETS)
+    provenance = {"kit": "k", "title": "t", "date": "2026-12-06", "tool": {"name": "kitbuild", "version": version}}
+    opened: list[str] = []
+
+    class Counting(FolderKit):
+        def open(self, path: str):  # type: ignore[no-untyped-def]
+            opened.append(path)
+            return super().open(path)
+
+    with Counting(tmp_path) as fs:
+        doc = orjson.loads(write_croissant(provenance, entries, {"path": "provenance.json", "size": 1, "sha256": "0" * 64}, fs))
+    assert len(opened) == reads
+    assert [s["@id"] for s in doc["recordSet"]] == ["rows/r.ndjson/records"] * sets
