@@ -17,7 +17,7 @@ from __future__ import annotations
 import csv
 import io
 import re
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import orjson
 
@@ -220,22 +220,63 @@ def croissant_document(provenance: Mapping[str, Any], entries: Sequence[Mapping[
     for key, prop in RAI_FIELDS.items():
         if key in rai:
             doc[prop] = rai[key]
-    files: list[dict[str, Any]] = []
+    ordered = sorted(entries, key=lambda e: e["path"])
     sets: list[dict[str, Any]] = []
     tried = 0
-    for e in sorted(entries, key=lambda e: e["path"]):
+    for e in ordered:
         path, fmt = e["path"], encoding_format(e["path"])
-        files.append({"@type": "cr:FileObject", "@id": path, "name": path, "contentUrl": base + path, "contentSize": f"{e['size']} B", "encodingFormat": fmt, "sha256": e["sha256"]})
         if fmt in _TABULAR and (tried if bounded else len(sets)) < RECORD_SETS and "/" in path:
             tried += 1
             records = record_set(path, fmt, read(path), e["size"])
             if records is not None:
                 sets.append(records)
-    doc["distribution"] = files
+    doc["distribution"] = _FileObjects(ordered, base)
     doc["recordSet"] = sets
     return doc
 
 
+class _FileObjects:
+    """croissant.json's FileObjects, one made at a time as they are written: a kit of 100,000
+    files would otherwise hold 100,000 dicts (90 MiB) at once, the peak of a verify."""
+
+    def __init__(self, entries: Sequence[Mapping[str, Any]], base: str) -> None:
+        self.entries, self.base = entries, base
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for e in self.entries:
+            path = e["path"]
+            yield {"@type": "cr:FileObject", "@id": path, "name": path, "contentUrl": self.base + path, "contentSize": f"{e['size']} B", "encodingFormat": encoding_format(path), "sha256": e["sha256"]}
+
+
 def croissant_bytes(provenance: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], read: Reader, description: str | None = None, bounded: bool = True) -> bytes:
-    """croissant.json as kitbuild writes it (two-space indent, keys in order, a final newline)."""
-    return dump_json(croissant_document(provenance, entries, read, description, bounded))
+    """croissant.json as kitbuild writes it (two-space indent, keys in order, a final newline).
+
+    The same bytes as :func:`kitbuild.jsonfile.dump_json` of the document: the rest of it is
+    dumped with a marker where the FileObjects go, and each FileObject is dumped on its own and
+    indented to its depth in the list (JSON text holds no raw line end, so every line end in a
+    dump is the layout's)."""
+    doc = croissant_document(provenance, entries, read, description, bounded)
+    files = doc["distribution"]
+    doc["distribution"] = _MARKER
+    # The key and the marker as the layout writes them: no text value can hold that (its quotes
+    # would be escaped), whatever kit.yaml's title or description says.
+    key = b'\n  "distribution": '
+    head, tail = dump_json(doc).split(key + orjson.dumps(_MARKER), 1)
+    out = bytearray(head + key)
+    if len(files):
+        out += b"[\n    "
+        for k, obj in enumerate(files):
+            if k:
+                out += b",\n    "
+            out += orjson.dumps(obj, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n    ")
+        out += b"\n  ]"
+    else:
+        out += b"[]"
+    out += tail
+    return bytes(out)
+
+
+_MARKER = "\u0000 the FileObjects \u0000"

@@ -15,10 +15,13 @@ from pathlib import Path
 import orjson
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kitbuild.commands.demo import demo
 from kitbuild.commands.verify import verify
-from kitbuild.croissant import RAI_FIELDS, RECORD_SETS, encoding_format
+from kitbuild.croissant import RAI_FIELDS, RECORD_SETS, croissant_bytes, croissant_document, encoding_format
+from kitbuild.jsonfile import dump_json
 from kitbuild.kitfs import FolderKit
 from kitbuild.metadata import CITATION, CROISSANT, write_croissant
 
@@ -140,3 +143,22 @@ def test_croissant_json_reads_at_most_200_tabular_files_from_0_3_1(tmp_path: Pat
         doc = orjson.loads(write_croissant(provenance, entries, {"path": "provenance.json", "size": 1, "sha256": "0" * 64}, fs))
     assert len(opened) == reads
     assert [s["@id"] for s in doc["recordSet"]] == ["rows/r.ndjson/records"] * sets
+
+
+_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=30)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    title=_TEXT,
+    paths=st.lists(st.from_regex(r"[a-z]{1,6}(/[a-z0-9 \"\\\n]{1,8}){0,2}\.(json|bin|md|tsv)", fullmatch=True), unique=True, max_size=6),
+)
+def test_croissant_json_is_written_as_one_dump_of_its_document(title: str, paths: list[str]) -> None:
+    # croissant.json's FileObjects are dumped one at a time (a kit of 100,000 files would hold
+    # them all at once): the bytes must be those of one dump of the whole document, which kits
+    # built before were written as, whatever the title and the paths hold.
+    provenance = {"kit": "k", "title": title, "date": "2026-12-06", "summary": title, "tool": {"name": "kitbuild", "version": "0.3.1"}}
+    entries = [{"path": p, "size": len(p), "sha256": f"{len(p):064x}"} for p in paths]
+    doc = croissant_document(provenance, entries, lambda path: b"", title or None)
+    doc["distribution"] = list(doc["distribution"])
+    assert croissant_bytes(provenance, entries, lambda path: b"", title or None) == dump_json(doc)
