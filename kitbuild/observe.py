@@ -152,6 +152,45 @@ class Observation:
         """Nothing but a size and a digest to report."""
         return not (self.digests or self.long_hex or any(self.placeholders) or any(self.words) or self.leaks or self.pairs or self.pairs_unread)
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # A worker sends most observations with nothing but a size and a digest: sent without
+        # their empty lists and dicts, they are made with shared read-only ones (750 bytes a
+        # file down to 350 in the main process, which holds one for each of 100,000 files).
+        return _sent, (self.path, self.size, self.sha256, self.binary, self.error, self.digests or None, self.long_hex, self.placeholders if any(self.placeholders) else len(self.placeholders), self.words if any(self.words) else len(self.words), self.leaks or None, self.pairs or None, self.pairs_unread, self.pairs_pending)
+
+
+class _ReadOnlyList(list):  # type: ignore[type-arg]
+    """An empty or all-zero list shared by observations that were sent (see Observation.__reduce__):
+    an observation is never changed once made, and this one says so if anything tries."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("a finished observation is read-only")
+
+    append = extend = insert = pop = remove = clear = sort = reverse = __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+
+
+class _ReadOnlyDict(dict):  # type: ignore[type-arg]
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("a finished observation is read-only")
+
+    __setitem__ = __delitem__ = update = setdefault = pop = popitem = clear = __ior__ = _refuse
+
+
+_NO_DICT: Any = _ReadOnlyDict()
+_NO_LIST: Any = _ReadOnlyList()
+_ZEROS: dict[int, Any] = {}
+
+
+def _sent(path: str, size: int, sha256: str, binary: bool, error: str | None, digests: Any, long_hex: bool, placeholders: Any, words: Any, leaks: Any, pairs: Any, unread: int, pending: int) -> Observation:
+    def zeros(n: int) -> Any:
+        return _ZEROS.setdefault(n, _ReadOnlyList([0] * n))
+
+    return Observation(
+        path, size, sha256, binary, error, _NO_DICT if digests is None else digests, long_hex,
+        zeros(placeholders) if isinstance(placeholders, int) else placeholders, zeros(words) if isinstance(words, int) else words,
+        _NO_LIST if leaks is None else leaks, _NO_DICT if pairs is None else pairs, unread, pending,
+    )
+
 
 class Observer:
     """Feed a file's bytes in order (:meth:`feed`), then :meth:`finish` for its observation."""

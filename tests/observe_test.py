@@ -429,3 +429,26 @@ def test_line_chunks_lose_nothing_and_cut_only_at_line_ends(lines, first, size, 
     longest = max((len(line) + 1 for line in (first + text).split(b"\n")), default=0)
     # About ``size`` at a time: a chunk holds at most one block past the line it began in.
     assert all(len(chunk) <= len(first) + longest + size for chunk in chunks)
+
+
+def test_an_observation_sent_from_a_worker_is_the_same_and_shares_its_empty_parts() -> None:
+    # Workers send observations back pickled; a quiet one comes back with shared read-only empty
+    # lists and dicts (the main process holds one per file of the kit), equal to what was sent.
+    import pickle
+
+    plan = Plan(paths=frozenset({"a/b.json"}), placeholders=("withheld",), words=(("kit",),))
+    quiet = observe_bytes("a/q.ndjson", b'{"x": 1}\n', plan)
+    busy = observe_bytes("a/b.ndjson", b'{"p": "a/b.json", "d": "' + b"ab" * 32 + b'", "w": "withheld kit"}\n', plan)
+    for obs in (quiet, busy):
+        sent = pickle.loads(pickle.dumps(obs))
+        assert sent == obs
+    a, b = pickle.loads(pickle.dumps(quiet)), pickle.loads(pickle.dumps(quiet))
+    assert a.leaks is b.leaks and a.digests is b.digests and a.placeholders is b.placeholders
+    with pytest.raises(TypeError, match="read-only"):
+        a.leaks.append(None)
+    with pytest.raises(TypeError, match="read-only"):
+        a.digests["0" * 64] = [1, 0]
+    with pytest.raises(TypeError, match="read-only"):
+        a.placeholders[0] += 1
+    sent_busy = pickle.loads(pickle.dumps(busy))
+    assert sent_busy.digests == {"ab" * 32: [1, busy.digests["ab" * 32][1]]} and sent_busy.placeholders == [1] and sent_busy.words == [1]
