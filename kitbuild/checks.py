@@ -199,7 +199,7 @@ def check(fs: KitFS, docs: KitDocs, observed: Mapping[str, Observation], label: 
     # -- pages and figures ------------------------------------------------------------------
     template = _check_pages(checks, findings, fs, docs, template_paths, on_disk) if render else None
     if index.valid and provenance.valid:  # croissant.json and CITATION.cff (kitbuild.metadata)
-        metadata_findings, metadata_lines = check_metadata(fs, docs, listed)
+        metadata_findings, metadata_lines = check_metadata(fs, docs, listed, observed)
         findings.extend(metadata_findings)
         checks["pages"].figures.extend(metadata_lines)
     from kitbuild.figures.verify import check_figures
