@@ -43,16 +43,17 @@ if TYPE_CHECKING:
 __all__ = ["BuildReport", "FileResult", "build", "default_jobs"]
 
 
-@dataclass
+@dataclass(slots=True)
 class FileResult:
-    """What writing one file did: its rule firings, and the observation of the bytes written."""
+    """What writing one file did: its rule firings, and the observation of the bytes written.
+    (Tuples and slots: a build holds one for each file of the kit, sent back from a worker.)"""
 
     kit_path: str
     source_sha256: str
-    counts: list[int]
-    events: list[Event]
+    counts: tuple[int, ...]
+    events: tuple[Event, ...]
     observation: Observation
-    keys_seen: frozenset[int] = frozenset()  # which of Work.map_keys the source holds
+    keys_seen: tuple[int, ...] = ()  # which of Work.map_keys the source holds
 
     @property
     def size(self) -> int:
@@ -89,7 +90,7 @@ class BuildReport:
 
     def events(self) -> dict[str, list[Event]]:
         """kit path -> its firings, for files where a rule fired (dry run only)."""
-        return {f.kit_path: f.events for f in self.files if f.events}
+        return {f.kit_path: list(f.events) for f in self.files if f.events}
 
 
 @dataclass(frozen=True)
@@ -122,8 +123,8 @@ def write_file(work: Work, job: tuple[str, str, str]) -> FileResult:
             out = chunk if binary else rewriter.feed(chunk)
             sink.write(out)
             observer.feed(out)
-    counts = [0] * len(work.matchers) if binary else list(rewriter.counts)
-    return FileResult(kit_path, source_hash.hexdigest(), counts, [] if binary else list(rewriter.events or ()), observer.finish(), frozenset(seen))
+    counts = (0,) * len(work.matchers) if binary else tuple(rewriter.counts)
+    return FileResult(kit_path, source_hash.hexdigest(), counts, () if binary else tuple(rewriter.events or ()), observer.finish(), tuple(sorted(seen)))
 
 
 def _blocks(stream: Any, head: bytes) -> Iterator[bytes]:
@@ -281,7 +282,7 @@ def _withhold(config: Config, matchers: list[Matcher | None], work: Work, result
             first = results[i]
             counts = list(first.counts)
             counts[digest_rule] = res.counts[digest_rule]
-            results[i] = FileResult(first.kit_path, first.source_sha256, counts, first.events + res.events, res.observation)
+            results[i] = FileResult(first.kit_path, first.source_sha256, tuple(counts), first.events + res.events, res.observation, first.keys_seen)
         progress.end()
     if observe:
         # Observed again as they are: so the gate names each digest left in place, and their pairs are read.

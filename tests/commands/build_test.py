@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -574,3 +575,22 @@ def test_builds_and_verifies_leave_no_descriptor_open(bench):
         build(bench / "kit.yaml", out=bench / "kit", jobs=1)
         verify(bench / "kit", jobs=1)
     assert len(os.listdir("/proc/self/fd")) == before
+
+
+def test_a_map_entry_seen_only_in_a_file_whose_digests_are_withheld_is_not_warned_of(bench, cli):
+    # The file that holds the map entry's path is written twice (its digest of b.txt withheld the
+    # second time): what its source held must survive the second writing.
+    b = b"ran on gpu-b17\n"
+    a = json.dumps({"of": "/scratch/u7/runs/b.txt", "sha256": hashlib.sha256(b).hexdigest()}) + "\n"
+    make_files(bench, {"src": {"a.ndjson": a, "b.txt": b.decode()}})
+    rules = [
+        {"use": "record-path-to-kit-path", "with": {"map": {"/scratch/u7/runs": "run"}}},
+        {"use": "box-name-to-role", "with": {"names": {"gpu-b17": "desktop"}}},
+        {"use": "digest-withheld", "with": {"placeholder": "withheld"}},
+    ]
+    write_kit(bench, sources=[{"path": "src", "as": "run"}], rules=rules)
+    result = cli("build", "--format", "json")
+    document = json.loads(result.stdout)
+    assert document["ok"] is True, result.stdout
+    assert (bench / "kit/run/a.ndjson").read_text() == '{"of": "run/b.txt", "sha256": "withheld"}\n'
+    assert [w["code"] for w in document["warnings"]] == []
