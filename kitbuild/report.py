@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kitbuild.commands.build import BuildReport, finding_advice
+from kitbuild.commands.build import BuildReport
+from kitbuild.gate import finding_advice
 from kitbuild.errors import EXIT_FINDINGS, EXIT_OK, LeakError, UnsafeRewriteError
 from kitbuild.findings import Finding
 # Imported under another name: ``from __future__ import annotations`` binds ``annotations`` here.

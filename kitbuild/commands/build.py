@@ -11,10 +11,9 @@ with no finding is moved into place: so a kit a build writes is a kit that verif
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence, cast
 
 import orjson
 
@@ -23,6 +22,7 @@ from kitbuild.checks import check
 from kitbuild.config import DEFAULT_CONFIG, Config, check_out, load_config
 from kitbuild.errors import ConfigError, LeakError
 from kitbuild.findings import Finding
+from kitbuild.gate import gate_findings, gate_message, scrub
 from kitbuild.jsonfile import dump_json
 from kitbuild.kitdocs import placeholders_of, read_docs, word_forms
 from kitbuild.kitfs import FolderKit
@@ -34,7 +34,7 @@ from kitbuild.private import private_strings, safe
 from kitbuild.progress import SILENT, Progress
 from kitbuild.provenance import provenance_json, rule_record
 from kitbuild.rewrite import Event, Rewriter
-from kitbuild.sources import list_files
+from kitbuild.sources import SourceFile, list_files
 from kitbuild.staging import Staging
 
 if TYPE_CHECKING:
@@ -200,20 +200,13 @@ def build(
     map_keys = _map_keys(config)
     with Staging(target, dry_run) as staging:
         work = Work(matchers, plan, dry_run, tuple(key.encode("utf-8") for key, _ in map_keys))
-        sizes = [os.path.getsize(f.src) for f in files]
-        progress.begin("rewriting", len(files), sum(sizes))
-        for folder in sorted({os.path.dirname(f.kit_path) for f in files}):
-            (staging.path / folder).mkdir(parents=True, exist_ok=True)
-        jobs_list = [(f.src, f.kit_path, str(staging.path / f.kit_path)) for f in files]
-        results = map_files(write_file, work, jobs_list, sizes, workers, progress)
-        progress.end()
+        results = _write_all(files, work, staging.path, workers, progress)
+        del files  # (what is left of each file is its result: a kit of 100,000 files holds 100,000)
         results = _withhold(config, matchers, work, results, staging.path, workers, progress)
         rules = [rule_record(u.index, config, {r.kit_path: r.counts[u.index] for r in results}, skeleton[u.index]["writes"]) for u in config.rules]
         figures = _figures(config, staging.path, plan.private)
-        generated = _write_generated(config, staging.path, results, rules, figures)
         observed = {r.kit_path: r.observation for r in results}
-        gate_plan = replace(plan, withheld=_described(results, private=plan.private))
-        observed.update({name: observe_bytes(name, data, gate_plan) for name, data in generated.items()})
+        observed.update(_write_generated(config, staging.path, results, rules, figures, replace(plan, withheld=_described(results, private=plan.private))))
         with FolderKit(staging.path) as fs:
             report = check(fs, read_docs(fs), observed, str(target))
         findings = gate_findings(report.findings, plan.private)
@@ -224,6 +217,35 @@ def build(
             raise LeakError(gate_message(findings), findings)
         staging.swap()
         return result
+
+
+def _write_all(files: list[SourceFile], work: Work, staging: Path, workers: int, progress: Progress) -> list[FileResult]:
+    """Each source file copied into the staged kit through the rules, observed as it is written."""
+    sizes = [os.path.getsize(f.src) for f in files]
+    progress.begin("rewriting", len(files), sum(sizes))
+    for folder in sorted({os.path.dirname(f.kit_path) for f in files}):
+        (staging / folder).mkdir(parents=True, exist_ok=True)
+    results = map_files(write_file, work, cast("Sequence[tuple[str, str, str]]", _Jobs(files, str(staging))), sizes, workers, progress)
+    progress.end()
+    return results
+
+
+class _Jobs:
+    """(source, kit path, staged copy) of each file, made as its batch is sent: not 100,000 paths
+    of staged copies held at once."""
+
+    def __init__(self, files: list[SourceFile], staging: str) -> None:
+        self.files, self.staging = files, staging
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    def __getitem__(self, i: int) -> tuple[str, str, str]:
+        f = self.files[i]
+        return f.src, f.kit_path, os.path.join(self.staging, f.kit_path)
+
+    def __iter__(self) -> Iterator[tuple[str, str, str]]:
+        return (self[i] for i in range(len(self)))
 
 
 def _map_keys(config: Config) -> list[tuple[str, str]]:
@@ -302,56 +324,6 @@ def _described(results: list[FileResult], withheld: set[str] | None = None, priv
     return {r.source_sha256: safe(f"the original sha256 of {r.kit_path}, which a rule rewrote", private) for r in results if r.source_sha256 in withheld}
 
 
-# What a build calls the findings a reader's verify would call otherwise (docs/findings.md).
-_BUILD_CODES = {"KB501": "KB902"}
-
-
-def gate_code(code: str) -> str:
-    return _BUILD_CODES.get(code, code)
-
-
-def gate_findings(findings: list[Finding], private: Mapping[str, str]) -> list[Finding]:
-    """verify's findings as a build reports them: its allow list is the one in kit.yaml, and a
-    private string in a file's name or a message is never printed (a CI log would publish it)."""
-    shown = [
-        replace(
-            f,
-            code=gate_code(f.code),
-            path=_scrub(f.path, private),
-            message=_scrub(f.message.replace("the allow list in provenance.json", "the allow list in kit.yaml"), private),
-        )
-        for f in findings
-    ]
-    return sorted(shown, key=Finding.sort_key)
-
-
-# What to do about each kind of finding, said once after the findings of that kind.
-_ADVICE = {
-    "KB901": "add a rule (or a map entry) that rewrites it, or exclude the file",
-    "KB902": "add a map entry that rewrites the path, exclude the file, or, for a path that names no person or machine, an 'allow' entry with its reason",
-    "KB903": "add the digest-withheld rule, or exclude the file that prints the digest",
-    "KB502": "add an 'allow' entry for the address with its reason (a public contact), a rule that rewrites it, or exclude the file",
-    "KB503": "add an 'allow' entry with its reason, a rule that rewrites it, or exclude the file",
-    "KB401": "the record states a digest the copy here does not have: fix the record, or add the digest-withheld rule if a rule rewrote the file",
-    "KB402": "declare the digest under 'external_digests' in kit.yaml with what the file is, or include the file it belongs to",
-    "KB301": "the placeholder already occurs in a record: choose a placeholder no record holds",
-    "KB302": "a rule's words were rewritten again by a later rule: order the rules so none rewrites what another wrote",
-    "KB601": "the README template must render the same page from provenance.json and index.json alone",
-}
-
-
-def finding_advice(findings: list[Finding]) -> list[str]:
-    """What to do about each kind of finding, once per code: ``CODE: what to add or change.``"""
-    return [f"{code}: {_ADVICE[code]}." for code in sorted({f.code for f in findings}) if code in _ADVICE]
-
-
-def gate_message(findings: list[Finding]) -> str:
-    lines = [f"the build was stopped: the staged kit has {len(findings)} finding{'s' if len(findings) != 1 else ''} that a reader's 'kitbuild verify' would report; nothing was written."]
-    lines += [str(f) for f in findings]
-    lines += finding_advice(findings)
-    return "\n".join(lines)
-
-
 def _check_replaceable(config: Config, target: Path, from_option: bool) -> None:
     """Refuse to replace anything but a new or empty folder or a kit: a build replaces ``out`` whole."""
     if not (target.is_symlink() or target.exists()):
@@ -387,23 +359,16 @@ def _figures(config: Config, staging: Path, private: dict[str, str] | Any) -> di
         render_figures_table(config.figures_table, views(records(values)), where=config.document.where)
         render_prose(config.data, views(records(values)), where=config.document.where)
     except FigureError as exc:
-        raise FigureError(exc.figure, _scrub(exc.reason, private)) from None
+        raise FigureError(exc.figure, scrub(exc.reason, private)) from None
     except FigureCheckError as exc:
-        raise FigureCheckError([_scrub(line, private) for line in exc.lines]) from None
+        raise FigureCheckError([scrub(line, private) for line in exc.lines]) from None
     return values
 
 
-def _scrub(text: str, private: Mapping[str, str]) -> str:
-    """``text`` with each private string in it (in any case) replaced by what it is."""
-    for secret in sorted(private, key=len, reverse=True):
-        if secret:
-            shown = f"[{private[secret]}]".replace("\\", "\\\\")
-            text = re.sub(re.escape(secret), shown, text, flags=re.IGNORECASE)
-    return text
-
-
-def _write_generated(config: Config, staging: Path, results: list[FileResult], rules: list[dict[str, Any]], figures: dict[str, FigureValue]) -> dict[str, bytes]:
-    """Write SHA256SUMS, the travelling template, index.json, provenance.json and the pages.
+def _write_generated(config: Config, staging: Path, results: list[FileResult], rules: list[dict[str, Any]], figures: dict[str, FigureValue], plan: Plan) -> dict[str, Observation]:
+    """Write SHA256SUMS, the travelling template, index.json, provenance.json and the pages;
+    return the observation of each with ``plan`` (the bytes are let go: croissant.json and
+    index.json alone are 50 MB for a kit of 100,000 files).
 
     The pages are rendered from provenance.json and index.json as parsed back from the bytes
     written, the very input verify renders them from.
@@ -434,6 +399,7 @@ def _write_generated(config: Config, staging: Path, results: list[FileResult], r
     provenance_entry = entry(kit_index.PROVENANCE, generated[kit_index.PROVENANCE])
     listed += _write_metadata(staging, generated, listed, provenance_entry)
     generated[kit_index.INDEX] = kit_index.index_bytes(config.kit, listed, provenance_entry)
+    del listed
     from kitbuild.pages import TemplateError, page_context, render_pages
 
     try:
@@ -442,12 +408,14 @@ def _write_generated(config: Config, staging: Path, results: list[FileResult], r
         if exc.template is None:  # a built-in template: the kit's data, not its config
             raise
         # The kit's own template is the researcher's input, named where kit.yaml names it.
-        raise ConfigError(_scrub(_template_failure(config, exc.reason, exc.line), private_strings(config))) from None
+        raise ConfigError(scrub(_template_failure(config, exc.reason, exc.line), private_strings(config))) from None
+    observed = {}
     for name, data in generated.items():
         path = staging / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
-    return generated
+        observed[name] = observe_bytes(name, data, plan)
+    return observed
 
 
 def _template_failure(config: Config, reason: str, line: int | None) -> str:
@@ -478,6 +446,6 @@ def _write_metadata(staging: Path, generated: dict[str, bytes], listed: list[dic
 
 def _template_named(config: Config) -> str:
     """The README template as kit.yaml names it, and where: how a message about it begins."""
-    named = _scrub(str(config.data["readme"]["template"]), private_strings(config))
+    named = scrub(str(config.data["readme"]["template"]), private_strings(config))
     return f"{config.document.where(['readme', 'template'])}: readme.template: {named}"
 

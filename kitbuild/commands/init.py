@@ -23,7 +23,8 @@ import orjson
 
 from kitbuild.config import DEFAULT_CONFIG, FILL_IN, check_writable_place
 from kitbuild.errors import ConfigError
-from kitbuild.commands.build import Work, gate_code, write_file
+from kitbuild.commands.build import Work, write_file
+from kitbuild.gate import gate_code
 from kitbuild.findings import Finding
 from kitbuild.matchers import Matcher
 from kitbuild.observe import Plan, blocks_of, locate

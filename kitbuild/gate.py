@@ -1,0 +1,75 @@
+"""The leak gate's words: what a build that stops says, and how it keeps the private out of it.
+
+A build runs verify's checks on its staged kit (kitbuild.checks) and refuses it on any finding;
+this module turns those findings into what the researcher reads, with what to do about each kind,
+and with every private string the config names replaced by what it is: a CI log would publish it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Mapping
+
+from kitbuild.findings import Finding
+
+__all__ = ["finding_advice", "gate_code", "gate_findings", "gate_message", "scrub"]
+
+
+def scrub(text: str, private: Mapping[str, str]) -> str:
+    """``text`` with each private string in it (in any case) replaced by what it is."""
+    for secret in sorted(private, key=len, reverse=True):
+        if secret:
+            shown = f"[{private[secret]}]".replace("\\", "\\\\")
+            text = re.sub(re.escape(secret), shown, text, flags=re.IGNORECASE)
+    return text
+
+
+# What a build calls the findings a reader's verify would call otherwise (docs/findings.md).
+_BUILD_CODES = {"KB501": "KB902"}
+
+
+def gate_code(code: str) -> str:
+    return _BUILD_CODES.get(code, code)
+
+
+def gate_findings(findings: list[Finding], private: Mapping[str, str]) -> list[Finding]:
+    """verify's findings as a build reports them: its allow list is the one in kit.yaml, and a
+    private string in a file's name or a message is never printed (a CI log would publish it)."""
+    shown = [
+        replace(
+            f,
+            code=gate_code(f.code),
+            path=scrub(f.path, private),
+            message=scrub(f.message.replace("the allow list in provenance.json", "the allow list in kit.yaml"), private),
+        )
+        for f in findings
+    ]
+    return sorted(shown, key=Finding.sort_key)
+
+
+# What to do about each kind of finding, said once after the findings of that kind.
+_ADVICE = {
+    "KB901": "add a rule (or a map entry) that rewrites it, or exclude the file",
+    "KB902": "add a map entry that rewrites the path, exclude the file, or, for a path that names no person or machine, an 'allow' entry with its reason",
+    "KB903": "add the digest-withheld rule, or exclude the file that prints the digest",
+    "KB502": "add an 'allow' entry for the address with its reason (a public contact), a rule that rewrites it, or exclude the file",
+    "KB503": "add an 'allow' entry with its reason, a rule that rewrites it, or exclude the file",
+    "KB401": "the record states a digest the copy here does not have: fix the record, or add the digest-withheld rule if a rule rewrote the file",
+    "KB402": "declare the digest under 'external_digests' in kit.yaml with what the file is, or include the file it belongs to",
+    "KB301": "the placeholder already occurs in a record: choose a placeholder no record holds",
+    "KB302": "a rule's words were rewritten again by a later rule: order the rules so none rewrites what another wrote",
+    "KB601": "the README template must render the same page from provenance.json and index.json alone",
+}
+
+
+def finding_advice(findings: list[Finding]) -> list[str]:
+    """What to do about each kind of finding, once per code: ``CODE: what to add or change.``"""
+    return [f"{code}: {_ADVICE[code]}." for code in sorted({f.code for f in findings}) if code in _ADVICE]
+
+
+def gate_message(findings: list[Finding]) -> str:
+    lines = [f"the build was stopped: the staged kit has {len(findings)} finding{'s' if len(findings) != 1 else ''} that a reader's 'kitbuild verify' would report; nothing was written."]
+    lines += [str(f) for f in findings]
+    lines += finding_advice(findings)
+    return "\n".join(lines)
