@@ -46,6 +46,7 @@ class JsonDoc:
     document: Any = None
     parsed: bool = False
     valid: bool = False
+    canonical: bool = False  # its bytes are exactly what kitbuild writes for its document
 
 
 @dataclass
@@ -170,7 +171,8 @@ def _validate(doc: JsonDoc, findings: list[Finding], codes: tuple[str, str], sch
     except orjson.JSONEncodeError:
         # Nested deeper than kitbuild ever writes: it cannot be what a build wrote.
         canonical = b""
-    if canonical != doc.data:
+    doc.canonical = canonical == doc.data
+    if not doc.canonical:
         findings.append(
             Finding(
                 bad_layout,

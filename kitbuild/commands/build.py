@@ -24,7 +24,7 @@ from kitbuild.errors import ConfigError, LeakError
 from kitbuild.findings import Finding
 from kitbuild.gate import gate_findings, gate_message, scrub
 from kitbuild.jsonfile import dump_json
-from kitbuild.kitdocs import placeholders_of, read_docs, word_forms
+from kitbuild.kitdocs import kit_digest, placeholders_of, read_docs, word_forms
 from kitbuild.kitfs import FolderKit
 from kitbuild.matchers import Matcher
 from kitbuild.metadata import METADATA_FILES
@@ -403,7 +403,8 @@ def _write_generated(config: Config, staging: Path, results: list[FileResult], r
     from kitbuild.pages import TemplateError, page_context, render_pages
 
     try:
-        generated.update(render_pages(page_context(orjson.loads(generated[kit_index.PROVENANCE]), orjson.loads(generated[kit_index.INDEX])), custom))
+        index = generated[kit_index.INDEX]
+        generated.update(render_pages(page_context(orjson.loads(generated[kit_index.PROVENANCE]), orjson.loads(index), kit_digest(index)), custom))
     except TemplateError as exc:
         if exc.template is None:  # a built-in template: the kit's data, not its config
             raise

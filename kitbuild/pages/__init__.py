@@ -80,8 +80,10 @@ def _path_of(entry: Any) -> str:
     return str(entry["path"] if type(entry) is dict or isinstance(entry, Mapping) else entry.path)
 
 
-def page_context(provenance: Mapping[str, Any], index: Mapping[str, Any]) -> dict[str, Any]:
-    """What templates see; derived from the kit's provenance.json and index.json only."""
+def page_context(provenance: Mapping[str, Any], index: Mapping[str, Any], digest: str | None = None) -> dict[str, Any]:
+    """What templates see; derived from the kit's provenance.json and index.json only.
+    ``digest``: the kit digest, when the caller has index.json's bytes as kitbuild writes them
+    (else they are written again to hash them: 16 MB for a kit of 100,000 files)."""
     files = list(index.get("files", []))
     # A kit's 100,000 entries are all dicts (read from index.json) or all Entries (in a build):
     # their paths then come from one C-level pass, not a Python call each (15 ms of verify C's
@@ -139,7 +141,7 @@ def page_context(provenance: Mapping[str, Any], index: Mapping[str, Any]) -> dic
         "figures": figures,
         "figures_table": figures_table,
         "figure_tables": _figure_tables(provenance.get("figures", {})),
-        "kit_digest": _kit_digest(provenance, index),
+        "kit_digest": _kit_digest(provenance, index, digest),
         "layout": "0.2",
     }
     if built_by(provenance) >= PROSE_SINCE:
@@ -230,11 +232,11 @@ def built_by(provenance: Mapping[str, Any]) -> tuple[int, ...]:
         return ()
 
 
-def _kit_digest(provenance: Mapping[str, Any], index: Mapping[str, Any]) -> str | None:
+def _kit_digest(provenance: Mapping[str, Any], index: Mapping[str, Any], digest: str | None) -> str | None:
     """The kit's one digest (kitbuild.kitdocs.kit_digest), from index.json as kitbuild writes it."""
     if built_by(provenance) < DIGEST_IN_PAGES_SINCE:
         return None
-    return "sha256:" + hashlib.sha256(dump_json(index)).hexdigest()
+    return digest or "sha256:" + hashlib.sha256(dump_json(index)).hexdigest()
 
 
 def render_pages(context: Mapping[str, Any], custom: Mapping[str, str] | None = None) -> dict[str, bytes]:
