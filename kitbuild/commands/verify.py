@@ -54,13 +54,11 @@ def observe_member(state: tuple[KitFS, Plan], path: str) -> Observation:
 
 
 def observe_kit(fs: KitFS, docs: KitDocs, plan: Plan, jobs: int, progress: Progress) -> dict[str, Observation]:
-    """Every regular file of the kit observed once; the small files read whole already
-    (index.json, provenance.json, SHA256SUMS) from the bytes in hand."""
+    """Every regular file of the kit observed once; index.json and provenance.json, read whole
+    already, from the bytes in hand."""
     in_hand: dict[str, bytes] = {kit_index.INDEX: docs.index.data or b""}
     if docs.provenance.data is not None:
         in_hand[kit_index.PROVENANCE] = docs.provenance.data
-    if docs.sums is not None:
-        in_hand[kit_index.SUMS] = docs.sums
     paths = files_to_observe(docs)
     rest = [p for p in paths if p not in in_hand]
     sizes = _sizes(docs, rest)
