@@ -60,10 +60,10 @@ def write_citation(provenance: Mapping[str, Any]) -> bytes | None:
 def write_croissant(provenance: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], provenance_entry: Mapping[str, Any], fs: KitFS) -> bytes:
     """croissant.json for the files ``entries`` lists (every file index.json lists but
     croissant.json itself) and provenance.json."""
-    return b"".join(_croissant(provenance, entries, provenance_entry, fs))
+    return b"".join(croissant_pieces(provenance, entries, provenance_entry, fs))
 
 
-def _croissant(provenance: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], provenance_entry: Mapping[str, Any], fs: KitFS) -> Iterator[bytes]:
+def croissant_pieces(provenance: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], provenance_entry: Mapping[str, Any], fs: KitFS) -> Iterator[bytes]:
     from kitbuild.pages import built_by
 
     described = [e for e in entries if e["path"] != CROISSANT] + [provenance_entry]
@@ -94,7 +94,7 @@ def check_metadata(fs: KitFS, docs: KitDocs, listed: Mapping[str, Mapping[str, A
         findings += _compare(fs, CITATION, want_cff, on_disk, "CITATION.cff")
         lines.append("CITATION.cff written again from provenance.json and compared")
     seen = observed.get(CROISSANT)
-    chunks = _croissant(provenance, list(listed.values()), index["provenance"], fs)
+    chunks = croissant_pieces(provenance, list(listed.values()), index["provenance"], fs)
     if CROISSANT in on_disk and seen is not None and seen.error is None and seen.sha256 == _sha256(chunks):
         found = []
     else:

@@ -10,6 +10,7 @@ with no finding is moved into place: so a kit a build writes is a kit that verif
 
 from __future__ import annotations
 
+import itertools
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -397,7 +398,8 @@ def _write_generated(config: Config, staging: Path, results: list[FileResult], r
         counts[top] = counts.get(top, 0) + 1
     generated[kit_index.PROVENANCE] = dump_json(provenance_json(config, rules, counts, pages_from, figures))
     provenance_entry = entry(kit_index.PROVENANCE, generated[kit_index.PROVENANCE])
-    listed += _write_metadata(staging, generated, listed, provenance_entry)
+    observed: dict[str, Observation] = {}
+    listed += _write_metadata(staging, generated, listed, provenance_entry, plan, observed)
     generated[kit_index.INDEX] = kit_index.index_bytes(config.kit, listed, provenance_entry)
     del listed
     from kitbuild.pages import TemplateError, page_context, render_pages
@@ -410,7 +412,6 @@ def _write_generated(config: Config, staging: Path, results: list[FileResult], r
             raise
         # The kit's own template is the researcher's input, named where kit.yaml names it.
         raise ConfigError(scrub(_template_failure(config, exc.reason, exc.line), private_strings(config))) from None
-    observed = {}
     for name, data in generated.items():
         path = staging / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -428,10 +429,12 @@ def _template_failure(config: Config, reason: str, line: int | None) -> str:
     return f"{shown}:{line}: {reason} (the README template, named at {config.document.where(['readme', 'template'])}: readme.template)"
 
 
-def _write_metadata(staging: Path, generated: dict[str, bytes], listed: list[dict[str, Any]], provenance_entry: dict[str, Any]) -> list[dict[str, Any]]:
+def _write_metadata(staging: Path, generated: dict[str, bytes], listed: list[dict[str, Any]], provenance_entry: dict[str, Any], plan: Plan, observed: dict[str, Observation]) -> list[dict[str, Any]]:
     """CITATION.cff (when kit.yaml names authors) and croissant.json, written from provenance.json
-    as parsed back and from the staged files, as verify writes them again; their index entries."""
-    from kitbuild.metadata import CITATION, CROISSANT, write_citation, write_croissant
+    as parsed back and from the staged files, as verify writes them again; their index entries.
+    croissant.json is written and observed a block at a time, never held whole (33 MB, and as
+    much again to join it, for a kit of 100,000 files)."""
+    from kitbuild.metadata import CITATION, CROISSANT, croissant_pieces, write_citation
 
     provenance = orjson.loads(generated[kit_index.PROVENANCE])
     added = []
@@ -439,9 +442,20 @@ def _write_metadata(staging: Path, generated: dict[str, bytes], listed: list[dic
     if cff is not None:
         generated[CITATION] = cff
         added.append(kit_index.entry(CITATION, cff))
-    with FolderKit(staging) as fs:
-        generated[CROISSANT] = write_croissant(provenance, listed + added, provenance_entry, fs)
-    added.append(kit_index.entry(CROISSANT, generated[CROISSANT]))
+    observer = Observer(CROISSANT, plan)
+    with FolderKit(staging) as fs, open(staging / CROISSANT, "wb") as sink:
+        block: list[bytes] = []
+        size = 0
+        for piece in itertools.chain(croissant_pieces(provenance, listed + added, provenance_entry, fs), [b""]):
+            block.append(piece)
+            size += len(piece)
+            if size >= BLOCK_SIZE or not piece:
+                data = b"".join(block)
+                sink.write(data)
+                observer.feed(data)
+                block, size = [], 0
+    observed[CROISSANT] = observation = observer.finish()
+    added.append({"path": CROISSANT, "size": observation.size, "sha256": observation.sha256})
     return added
 
 
