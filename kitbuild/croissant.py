@@ -3,8 +3,8 @@
 Written by ``build`` and written again by ``verify`` from the same inputs: provenance.json (the
 kit's name, title, date, licence, authors, url, version and Responsible-AI fields), index.json's
 entries (one FileObject per file, with its sha256 and size) and the first records of each tabular
-file (a RecordSet with the fields and types those records show). verify compares the bytes, and
-checks every FileObject against index.json: the Croissant validator never opens a file, so this is
+file (a RecordSet with the fields and types those records show). verify compares the bytes (by
+sha256, see kitbuild.metadata), and checks every FileObject against index.json: the Croissant validator never opens a file, so this is
 where a dataset's sha256 and contentSize are checked.
 
 Records are read bounded and in a fixed way (the first :data:`RECORDS_READ` records of at most
@@ -251,14 +251,10 @@ class _FileObjects:
             yield {"@type": "cr:FileObject", "@id": path, "name": path, "contentUrl": self.base + path, "contentSize": f"{e['size']} B", "encodingFormat": encoding_format(path), "sha256": e["sha256"]}
 
 
-def croissant_bytes(provenance: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], read: Reader, description: str | None = None, bounded: bool = True) -> bytes:
-    """croissant.json as kitbuild writes it (two-space indent, keys in order, a final newline)."""
-    return b"".join(croissant_chunks(provenance, entries, read, description, bounded))
-
-
 def croissant_chunks(provenance: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], read: Reader, description: str | None = None, bounded: bool = True) -> Iterator[bytes]:
-    """croissant.json's bytes, in pieces: verify hashes them as they come (a kit of 100,000 files
-    has a croissant.json of 33 MB), and build joins them.
+    """croissant.json as kitbuild writes it (two-space indent, keys in order, a final newline), in
+    pieces: verify hashes them as they come and build writes them a block at a time (a kit of
+    100,000 files has a croissant.json of 33 MB).
 
     The same bytes as :func:`kitbuild.jsonfile.dump_json` of the document: the rest of it is
     dumped with a marker where the FileObjects go, and each FileObject is dumped on its own and

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from kitbuild.commands.demo import demo
 from kitbuild.commands.verify import verify
-from kitbuild.croissant import RAI_FIELDS, RECORD_SETS, croissant_bytes, croissant_document, encoding_format
+from kitbuild.croissant import RAI_FIELDS, RECORD_SETS, croissant_chunks, croissant_document, encoding_format
 from kitbuild.jsonfile import dump_json
 from kitbuild.kitfs import FolderKit
 from kitbuild.metadata import CITATION, CROISSANT, write_croissant
@@ -161,4 +161,4 @@ def test_croissant_json_is_written_as_one_dump_of_its_document(title: str, paths
     entries = [{"path": p, "size": len(p), "sha256": f"{len(p):064x}"} for p in paths]
     doc = croissant_document(provenance, entries, lambda path: b"", title or None)
     doc["distribution"] = list(doc["distribution"])
-    assert croissant_bytes(provenance, entries, lambda path: b"", title or None) == dump_json(doc)
+    assert b"".join(croissant_chunks(provenance, entries, lambda path: b"", title or None)) == dump_json(doc)
