@@ -125,7 +125,10 @@ def write_file(work: Work, job: tuple[str, str, str]) -> FileResult:
             sink.write(out)
             observer.feed(out)
     counts = (0,) * len(work.matchers) if binary else tuple(rewriter.counts)
-    return FileResult(kit_path, source_hash.hexdigest(), counts, () if binary else tuple(rewriter.events or ()), observer.finish(), tuple(sorted(seen)))
+    original, observation = source_hash.hexdigest(), observer.finish()
+    if observation.sha256 == original:
+        observation.sha256 = original  # one string for an unchanged file's two digests, sent once
+    return FileResult(kit_path, original, counts, () if binary else tuple(rewriter.events or ()), observation, tuple(sorted(seen)))
 
 
 def _blocks(stream: Any, head: bytes) -> Iterator[bytes]:
@@ -204,7 +207,7 @@ def build(
         results = _write_all(files, work, staging.path, workers, progress)
         del files  # (what is left of each file is its result: a kit of 100,000 files holds 100,000)
         results = _withhold(config, matchers, work, results, staging.path, workers, progress)
-        rules = [rule_record(u.index, config, {r.kit_path: r.counts[u.index] for r in results}, skeleton[u.index]["writes"]) for u in config.rules]
+        rules = [rule_record(u.index, config, {r.kit_path: r.counts[u.index] for r in results if r.counts[u.index]}, skeleton[u.index]["writes"]) for u in config.rules]
         figures = _figures(config, staging.path, plan.private)
         observed = {r.kit_path: r.observation for r in results}
         observed.update(_write_generated(config, staging.path, results, rules, figures, replace(plan, withheld=_described(results, private=plan.private))))
