@@ -14,7 +14,7 @@ import itertools
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence, cast
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence, cast
 
 import orjson
 
@@ -380,9 +380,10 @@ def _write_generated(config: Config, staging: Path, results: list[FileResult], r
     entry = kit_index.entry
     generated: dict[str, bytes] = {}
     listed = [{"path": r.kit_path, "size": r.size, "sha256": r.sha256} for r in results]
-    sums = kit_index.sums_of({r.kit_path: r.sha256 for r in results})
-    generated[kit_index.SUMS] = sums
-    listed.append(entry(kit_index.SUMS, sums))
+    observed: dict[str, Observation] = {}
+    ordered = sorted(results, key=lambda r: r.kit_path)
+    sums = (kit_index.sums_in_order((r.kit_path, r.sha256) for r in ordered[at : at + 4096]) for at in range(0, len(ordered), 4096))
+    listed.append(_write_observed(staging, kit_index.SUMS, sums, plan, observed))
     custom: dict[str, str] = {}
     pages_from = {kit_index.README: kit_index.BUILT_IN, kit_index.INDEX_PAGE: kit_index.BUILT_IN}
     if config.readme_template is not None:
@@ -401,7 +402,6 @@ def _write_generated(config: Config, staging: Path, results: list[FileResult], r
         counts[top] = counts.get(top, 0) + 1
     generated[kit_index.PROVENANCE] = dump_json(provenance_json(config, rules, counts, pages_from, figures))
     provenance_entry = entry(kit_index.PROVENANCE, generated[kit_index.PROVENANCE])
-    observed: dict[str, Observation] = {}
     listed += _write_metadata(staging, generated, listed, provenance_entry, plan, observed)
     generated[kit_index.INDEX] = kit_index.index_bytes(config.kit, listed, provenance_entry)
     del listed
@@ -445,11 +445,19 @@ def _write_metadata(staging: Path, generated: dict[str, bytes], listed: list[dic
     if cff is not None:
         generated[CITATION] = cff
         added.append(kit_index.entry(CITATION, cff))
-    observer = Observer(CROISSANT, plan)
-    with FolderKit(staging) as fs, open(staging / CROISSANT, "wb") as sink:
+    with FolderKit(staging) as fs:
+        added.append(_write_observed(staging, CROISSANT, croissant_pieces(provenance, listed + added, provenance_entry, fs), plan, observed))
+    return added
+
+
+def _write_observed(staging: Path, name: str, pieces: Iterable[bytes], plan: Plan, observed: dict[str, Observation]) -> dict[str, Any]:
+    """A file the build writes about the kit, written from ``pieces`` and observed a block at a
+    time (never whole: croissant.json and SHA256SUMS of 100,000 files are 43 MB); its entry."""
+    observer = Observer(name, plan)
+    with open(staging / name, "wb") as sink:
         block: list[bytes] = []
         size = 0
-        for piece in itertools.chain(croissant_pieces(provenance, listed + added, provenance_entry, fs), [b""]):
+        for piece in itertools.chain(pieces, [b""]):
             block.append(piece)
             size += len(piece)
             if size >= BLOCK_SIZE or not piece:
@@ -457,9 +465,8 @@ def _write_metadata(staging: Path, generated: dict[str, bytes], listed: list[dic
                 sink.write(data)
                 observer.feed(data)
                 block, size = [], 0
-    observed[CROISSANT] = observation = observer.finish()
-    added.append({"path": CROISSANT, "size": observation.size, "sha256": observation.sha256})
-    return added
+    observed[name] = observation = observer.finish()
+    return {"path": name, "size": observation.size, "sha256": observation.sha256}
 
 
 def _template_named(config: Config) -> str:
