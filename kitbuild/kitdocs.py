@@ -1,6 +1,7 @@
-"""The three files that describe a kit (index.json, provenance.json, SHA256SUMS), read as a reader
-reads them: whole, parsed, checked against the schemas kitbuild ships and against the exact bytes
-kitbuild writes for the same content.
+"""The two files that describe a kit (index.json, provenance.json), read as a reader reads them:
+whole, parsed, checked against the schemas kitbuild ships and against the exact bytes kitbuild
+writes for the same content. (SHA256SUMS, which only restates index.json, is observed in the pass
+like any file and compared by kitbuild.checks.)
 
 ``build`` reads its staged kit through the same code as ``verify`` reads a downloaded one, so a
 kit whose description the build wrote is a kit this module accepts.
@@ -113,7 +114,7 @@ def word_forms(rule: Mapping[str, Any]) -> tuple[str, ...] | None:
 
 
 def read_docs(fs: KitFS) -> KitDocs:
-    """Read and check index.json, provenance.json, SHA256SUMS and a travelling template.
+    """Read and check index.json and provenance.json, and list the kit.
 
     Raises :class:`NotAKitError` when there is no readable index.json at all.
     """
