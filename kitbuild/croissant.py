@@ -23,7 +23,7 @@ import orjson
 
 from kitbuild.citation import authors, bibtex, display_name
 from kitbuild.index import CROISSANT
-from kitbuild.jsonfile import dump_json
+from kitbuild.jsonfile import dump_json_pieces
 from kitbuild.resources import schema_path
 
 CROISSANT_1_1 = "http://mlcommons.org/croissant/1.1"
@@ -254,27 +254,5 @@ class _FileObjects:
 def croissant_chunks(provenance: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], read: Reader, description: str | None = None, bounded: bool = True) -> Iterator[bytes]:
     """croissant.json as kitbuild writes it (two-space indent, keys in order, a final newline), in
     pieces: verify hashes them as they come and build writes them a block at a time (a kit of
-    100,000 files has a croissant.json of 33 MB).
-
-    The same bytes as :func:`kitbuild.jsonfile.dump_json` of the document: the rest of it is
-    dumped with a marker where the FileObjects go, and each FileObject is dumped on its own and
-    indented to its depth in the list (JSON text holds no raw line end, so every line end in a
-    dump is the layout's)."""
-    doc = croissant_document(provenance, entries, read, description, bounded)
-    files = doc["distribution"]
-    doc["distribution"] = _MARKER
-    # The key and the marker as the layout writes them: no text value can hold that (its quotes
-    # would be escaped), whatever kit.yaml's title or description says.
-    key = b'\n  "distribution": '
-    head, tail = dump_json(doc).split(key + orjson.dumps(_MARKER), 1)
-    yield head + key
-    if not len(files):
-        yield b"[]"
-    for k, obj in enumerate(files):
-        yield (b",\n    " if k else b"[\n    ") + orjson.dumps(obj, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n    ")
-    if len(files):
-        yield b"\n  ]"
-    yield tail
-
-
-_MARKER = "\u0000 the FileObjects \u0000"
+    100,000 files has a croissant.json of 33 MB), the FileObjects one at a time."""
+    return dump_json_pieces(croissant_document(provenance, entries, read, description, bounded), "distribution")
