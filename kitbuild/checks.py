@@ -18,7 +18,7 @@ from typing import Any, Mapping, Sequence
 
 from kitbuild import index as kit_index
 from kitbuild.findings import Finding
-from kitbuild.kitdocs import KitDocs, first_difference, kit_digest, word_forms
+from kitbuild.kitdocs import KitDocs, first_difference, word_forms
 from kitbuild.kitfs import DIR, FILE, OTHER, SYMLINK, KitFS, MemberError, refusal
 from kitbuild.metadata import METADATA_FILES, check_metadata
 from kitbuild.observe import Observation, Plan, blocks_of, locate
@@ -211,7 +211,7 @@ def check(fs: KitFS, docs: KitDocs, observed: Mapping[str, Observation], label: 
     # -- pages and figures ------------------------------------------------------------------
     template = _check_pages(checks, findings, fs, docs, template_paths, on_disk) if render else None
     if index.valid and provenance.valid:  # croissant.json and CITATION.cff (kitbuild.metadata)
-        metadata_findings, metadata_lines = check_metadata(fs, docs, listed, observed)
+        metadata_findings, metadata_lines = check_metadata(fs, docs, listed, observed, on_disk)
         findings.extend(metadata_findings)
         checks["pages"].figures.extend(metadata_lines)
     from kitbuild.figures.verify import check_figures
@@ -223,7 +223,7 @@ def check(fs: KitFS, docs: KitDocs, observed: Mapping[str, Observation], label: 
 
     file_findings(checks, findings)
     report = VerifyReport(label, list(checks.values()))
-    report.digest = kit_digest(index.data) if index.data is not None else None
+    report.digest = index.digest
     return report
 
 
@@ -366,12 +366,17 @@ def _check_digests(checks: Any, records: set[str], observed: Mapping[str, Observ
     every (path, digest) pair a record states holds for the copy here."""
     tally = {"here": 0, "withheld": 0, "external": 0, "unresolved": 0}
     pairs_ok = pairs_total = unread = 0
-    digest_of = {p: o.sha256 for p, o in observed.items() if o.error is None}
-    here = set(digest_of.values())
+    # Made when a record first prints a digest: a kit of 100,000 files that print none should
+    # not hold a map and a set of 100,000 digests for nothing (10 MB at build's peak).
+    digest_of: dict[str, str] = {}
+    here: set[str] = set()
     for p in sorted(records):
         obs = observed.get(p)
         if obs is None or obs.error is not None or obs.binary:
             continue
+        if not digest_of and (obs.digests or obs.pairs):
+            digest_of = {p: o.sha256 for p, o in observed.items() if o.error is None}
+            here = set(digest_of.values())
         tally["withheld"] += sum(obs.placeholders)
         unread += obs.pairs_unread
         for hexdigest, (count, first) in sorted(obs.digests.items()):
@@ -431,7 +436,7 @@ def _check_pages(checks: Any, findings: list[Finding], fs: KitFS, docs: KitDocs,
     from kitbuild.pages import TemplateError, page_context, render_pages
 
     try:
-        expect = render_pages(page_context(provenance.document, index.document, kit_digest(index.data) if index.canonical and index.data else None), custom)
+        expect = render_pages(page_context(provenance.document, index.document, index.digest if index.canonical else None), custom)
     except TemplateError as exc:
         if exc.template is not None:  # the kit's own template: at its line, where one is at fault
             findings.append(Finding("KB602", source, f"cannot be rendered in the sandbox: {exc.reason}", line=exc.line))

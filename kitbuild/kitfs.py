@@ -93,13 +93,14 @@ class FolderKit(KitFS):
                 # An entry that cannot be looked at (its path longer than the system takes, or
                 # gone since the listing) is 'other', not an error.
                 try:
-                    st = entry.stat(follow_symlinks=False)
+                    # Without sizes the listing's own file types do (no stat a file: a build's
+                    # check of 100,000 files it has just written and observed).
+                    mode = entry.stat(follow_symlinks=False).st_mode if sizes else _mode(entry)
                 except OSError:
                     found.append(Member(path, OTHER))
                     continue
-                mode = st.st_mode
                 if stat.S_ISREG(mode):
-                    found.append(Member(path, FILE, st.st_size))
+                    found.append(Member(path, FILE, entry.stat(follow_symlinks=False).st_size if sizes else None))
                 elif stat.S_ISDIR(mode):
                     found.append(Member(path, DIR))
                     stack.append((entry.path, path))
@@ -208,6 +209,17 @@ class FolderKit(KitFS):
 # -- which reader -----------------------------------------------------------------------------
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".zip")
+
+
+def _mode(entry: os.DirEntry[str]) -> int:
+    """An entry's file type as the listing gives it (a stat only where the file system does not)."""
+    if entry.is_symlink():
+        return stat.S_IFLNK
+    if entry.is_dir(follow_symlinks=False):
+        return stat.S_IFDIR
+    if entry.is_file(follow_symlinks=False):
+        return stat.S_IFREG
+    return 0  # a socket, a device, a pipe: 'other'
 
 
 def open_kit(kit: str | os.PathLike[str], limits: ArchiveLimits = ArchiveLimits(), timeout: float | None = None) -> KitFS:

@@ -17,7 +17,7 @@ from kitbuild.citation import CITATION, citation_cff
 from kitbuild.croissant import BOUNDED_SINCE, BYTES_READ, CROISSANT, croissant_chunks
 from kitbuild.findings import Finding
 from kitbuild.kitdocs import KitDocs, first_difference
-from kitbuild.kitfs import FILE, KitFS, MemberError
+from kitbuild.kitfs import KitFS, MemberError
 
 if TYPE_CHECKING:
     from kitbuild.observe import Observation
@@ -76,19 +76,18 @@ def built_since(provenance: Mapping[str, Any]) -> bool:
     return built_by(provenance) >= METADATA_SINCE
 
 
-def check_metadata(fs: KitFS, docs: KitDocs, listed: Mapping[str, Mapping[str, Any]], observed: Mapping[str, Observation]) -> tuple[list[Finding], list[str]]:
+def check_metadata(fs: KitFS, docs: KitDocs, listed: Mapping[str, Mapping[str, Any]], observed: Mapping[str, Observation], on_disk: set[str]) -> tuple[list[Finding], list[str]]:
     """croissant.json and CITATION.cff against what build writes for this kit, and each of
     croissant.json's FileObjects against index.json. Returns the findings and the report's lines.
 
     croissant.json is compared by its sha256 as the pass over the kit ``observed`` it: what
     build would write is hashed as it is made, never held whole (33 MB for 100,000 files), and
-    read again only to say where it differs."""
+    read again only to say where it differs. ``on_disk``: the kit's regular files."""
     provenance, index = docs.provenance.document, docs.index.document
     if not built_since(provenance):
         return [], []
     findings: list[Finding] = []
     lines: list[str] = []
-    on_disk = {p for p, m in docs.members.items() if m.kind == FILE}
     want_cff = citation_cff(provenance)
     if want_cff is not None or CITATION in on_disk:
         findings += _compare(fs, CITATION, want_cff, on_disk, "CITATION.cff")

@@ -24,8 +24,8 @@ from kitbuild.config import DEFAULT_CONFIG, Config, check_out, load_config
 from kitbuild.errors import ConfigError, LeakError
 from kitbuild.findings import Finding
 from kitbuild.gate import gate_findings, gate_message, scrub
-from kitbuild.jsonfile import dump_json
-from kitbuild.kitdocs import kit_digest, placeholders_of, read_docs, word_forms
+from kitbuild.jsonfile import dump_json, dump_json_pieces
+from kitbuild.kitdocs import placeholders_of, read_docs, word_forms
 from kitbuild.kitfs import FolderKit
 from kitbuild.matchers import Matcher
 from kitbuild.metadata import METADATA_FILES
@@ -212,7 +212,7 @@ def build(
         observed = {r.kit_path: r.observation for r in results}
         observed.update(_write_generated(config, staging.path, results, rules, figures, replace(plan, withheld=_described(results, private=plan.private))))
         with FolderKit(staging.path) as fs:
-            report = check(fs, read_docs(fs), observed, str(target))
+            report = check(fs, read_docs(fs, observed=True), observed, str(target))
         findings = gate_findings(report.findings, plan.private)
         result = BuildReport(config, target, dry_run, results, rules, findings, figures, warnings=_unused(config, rules, map_keys, results) + _rai_unset(config), digest=report.digest)
         if dry_run:
@@ -403,13 +403,15 @@ def _write_generated(config: Config, staging: Path, results: list[FileResult], r
     generated[kit_index.PROVENANCE] = dump_json(provenance_json(config, rules, counts, pages_from, figures))
     provenance_entry = entry(kit_index.PROVENANCE, generated[kit_index.PROVENANCE])
     listed += _write_metadata(staging, generated, listed, provenance_entry, plan, observed)
-    generated[kit_index.INDEX] = kit_index.index_bytes(config.kit, listed, provenance_entry)
+    # index.json is written and observed a block at a time, and the pages rendered from the
+    # document it was written from: its bytes are never held whole (16 MB for 100,000 files).
+    index = kit_index.index_document(config.kit, listed, provenance_entry)
     del listed
+    digest = "sha256:" + _write_observed(staging, kit_index.INDEX, dump_json_pieces(index, "files"), plan, observed)["sha256"]
     from kitbuild.pages import TemplateError, page_context, render_pages
 
     try:
-        index = generated[kit_index.INDEX]
-        generated.update(render_pages(page_context(orjson.loads(generated[kit_index.PROVENANCE]), orjson.loads(index), kit_digest(index)), custom))
+        generated.update(render_pages(page_context(orjson.loads(generated[kit_index.PROVENANCE]), index, digest), custom))
     except TemplateError as exc:
         if exc.template is None:  # a built-in template: the kit's data, not its config
             raise

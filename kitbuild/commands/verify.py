@@ -65,6 +65,8 @@ def observe_kit(fs: KitFS, docs: KitDocs, plan: Plan, jobs: int, progress: Progr
     progress.begin("verifying", len(paths), sum(sizes) + sum(len(d) for d in in_hand.values()))
     observed = {p: observe_bytes(p, data, plan) for p, data in in_hand.items() if p in paths}
     progress.advance(len(observed), sum(len(in_hand[p]) for p in observed))
+    del in_hand
+    docs.index.let_go()
     observed.update(zip(rest, map_files(observe_member, (fs, plan), rest, sizes, jobs, progress, sequential=fs.sequential)))
     progress.end()
     return observed

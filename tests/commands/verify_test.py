@@ -20,7 +20,10 @@ from .verify_kits import EXTERNAL, PLACEHOLDER, build_kit, copy_kit, edit_json, 
 from kitbuild.cli import app
 from kitbuild.commands import verify as verify_module
 from kitbuild.commands.verify import verify
-from kitbuild.checks import check_sums
+from kitbuild.checks import check, check_sums, plan_for
+from kitbuild.commands.verify import observe_kit
+from kitbuild.kitdocs import read_docs
+from kitbuild.progress import SILENT
 from kitbuild.kitdocs import kit_digest
 from kitbuild.observe import Observer, Plan, locate
 from kitbuild.findings import CODES, Finding, findings_markdown
@@ -234,6 +237,24 @@ def test_each_code_is_produced(code: str, kit: Path, template_kit: Path, tmp_pat
     report = verify(target)
     assert code in report.codes(), verify_text(report)
     assert report.exit_code == 1
+
+
+@pytest.mark.parametrize("code", sorted(SCENARIOS))
+def test_builds_reading_of_its_staged_kit_finds_what_verify_finds(code: str, kit: Path, template_kit: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # build checks its staged kit with read_docs(observed=True): index.json's bytes let go once
+    # checked, and a listing without sizes. The findings must be verify's, for every break.
+    target = copy_kit(template_kit if code == "KB602" else kit, tmp_path / "kit")
+    SCENARIOS[code](target, monkeypatch)
+    want = verify(target, jobs=1)
+    with FolderKit(target) as fs:
+        docs = read_docs(fs)
+        observed = observe_kit(fs, docs, plan_for(docs), 1, SILENT)
+        built = read_docs(fs, observed=True)
+        assert built.index.data is None and built.index.digest == kit_digest((target / "index.json").read_bytes())
+        assert {p: m.kind for p, m in built.members.items()} == {p: m.kind for p, m in docs.members.items()}
+        report = check(fs, built, observed, str(target))
+    assert report.findings == want.findings
+    assert report.digest == want.digest
 
 
 @pytest.mark.parametrize("value", [0, -1, "1", 1.5, True, None])
