@@ -21,7 +21,8 @@ from kitbuild.findings import Finding
 from kitbuild.kitdocs import KitDocs, first_difference, word_forms
 from kitbuild.kitfs import DIR, FILE, OTHER, SYMLINK, KitFS, MemberError, refusal
 from kitbuild.metadata import METADATA_FILES, check_metadata
-from kitbuild.observe import Observation, Plan, blocks_of, locate
+from kitbuild.lines import blocks_of, locate
+from kitbuild.observe import Observation, Plan
 from kitbuild.verify_report import VerifyReport, file_findings, new_checks
 
 PAGES = (kit_index.README, kit_index.INDEX_PAGE)

@@ -24,7 +24,7 @@ import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, BinaryIO, Iterable, Iterator, Mapping
+from typing import Any, BinaryIO, Mapping
 
 import ahocorasick_rs
 import orjson
@@ -33,9 +33,9 @@ from kitbuild.digests import DIGEST_LENGTH, digest_starts
 from kitbuild.fileformat import format_of
 from kitbuild.index import WRITTEN
 from kitbuild.leaks import Leak, LeakScanner
+from kitbuild.lines import BLOCK_SIZE
 from kitbuild.pairs import json_pairs
 
-BLOCK_SIZE = 1 << 20
 FIRST_READ = 64 << 10
 # A NUL byte in a file's first 8 KiB makes it binary: never rewritten, and searched only for
 # what can hide in any bytes (see kitbuild.leaks).
@@ -433,56 +433,3 @@ def observe_stream(path: str, stream: BinaryIO, plan: Plan) -> Observation:
             return observer.finish()
         observer.feed(block)
         size = BLOCK_SIZE
-
-
-def locate(blocks: Iterable[bytes], offsets: Iterable[int]) -> dict[int, tuple[int, int]]:
-    """The (line, column) of each byte offset, both counted from 1, in one pass over ``blocks``."""
-    want = sorted(set(offsets))
-    out: dict[int, tuple[int, int]] = {}
-    line, last_nl, pos, i = 1, -1, 0, 0
-    for block in blocks:
-        if i == len(want):
-            break
-        counted = 0
-        while i < len(want) and want[i] < pos + len(block):
-            at = want[i] - pos
-            line += block.count(b"\n", counted, at)
-            nl = block.rfind(b"\n", counted, at)
-            if nl >= 0:
-                last_nl = pos + nl
-            counted = at
-            out[want[i]] = (line, want[i] - last_nl)
-            i += 1
-        line += block.count(b"\n", counted)
-        nl = block.rfind(b"\n", counted)
-        if nl >= 0:
-            last_nl = pos + nl
-        pos += len(block)
-    for o in want[i:]:  # past the end: the file changed since it was observed
-        out[o] = (line, o - last_nl)
-    return out
-
-
-def blocks_of(stream: BinaryIO) -> Iterator[bytes]:
-    while block := stream.read(BLOCK_SIZE):
-        yield block
-
-
-def line_chunks(stream: BinaryIO, first: bytes = b"", size: int = BLOCK_SIZE) -> Iterator[bytes]:
-    """``first``, then the rest of ``stream``, in chunks of about ``size`` bytes that end at a
-    line end (the last may not): what a rewrite takes, one whole line at least at a time."""
-    parts: list[bytes] = [first] if first else []
-    while True:
-        block = stream.read(size)
-        if not block:
-            if parts:
-                yield b"".join(parts)
-            return
-        cut = block.rfind(b"\n")
-        if cut < 0:
-            # No line end yet: keep the pieces and join once, so a long line costs O(n).
-            parts.append(block)
-            continue
-        parts.append(block[: cut + 1])
-        yield b"".join(parts)
-        parts = [block[cut + 1 :]] if cut + 1 < len(block) else []

@@ -35,7 +35,7 @@ import yaml
 from kitbuild.config import Source
 from kitbuild.errors import ConfigError
 from kitbuild.matchers import DIGEST_RE
-from kitbuild.observe import line_chunks
+from kitbuild.lines import line_chunks
 from kitbuild.yamlfile import load_records
 from kitbuild.fileformat import format_of
 from kitbuild.sources import _walk  # the build's own walk, so init lists (and refuses) exactly what build will

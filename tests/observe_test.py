@@ -25,7 +25,8 @@ from hypothesis import HealthCheck, given, settings
 from kitbuild import observe
 from kitbuild.leaks import LeakScanner
 from kitbuild.pairs import json_pairs
-from kitbuild.observe import Observation, Observer, Plan, line_chunks, locate, observe_bytes, observe_stream
+from kitbuild.lines import line_chunks, locate
+from kitbuild.observe import Observation, Observer, Plan, observe_bytes, observe_stream
 
 # No example database: a run writes nothing into the tree.
 PROPERTY = settings(max_examples=60, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

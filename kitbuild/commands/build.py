@@ -29,7 +29,8 @@ from kitbuild.kitdocs import placeholders_of, read_docs, word_forms
 from kitbuild.kitfs import FolderKit
 from kitbuild.matchers import Matcher
 from kitbuild.metadata import METADATA_FILES
-from kitbuild.observe import BINARY_SNIFF, BLOCK_SIZE, Observation, Observer, Plan, line_chunks, observe_bytes
+from kitbuild.lines import BLOCK_SIZE, line_chunks
+from kitbuild.observe import BINARY_SNIFF, Observation, Observer, Plan, observe_bytes
 from kitbuild.parallel import default_jobs, map_files
 from kitbuild.private import private_strings, safe
 from kitbuild.progress import SILENT, Progress

@@ -23,7 +23,8 @@ from kitbuild.errors import EXIT_FINDINGS, EXIT_OK
 from kitbuild.findings import Finding
 from kitbuild.commands.verify import observe_member
 from kitbuild.kitfs import FILE, FolderKit, NotAKitError
-from kitbuild.observe import Plan, blocks_of, locate
+from kitbuild.lines import blocks_of, locate
+from kitbuild.observe import Plan
 from kitbuild.private import private_strings
 from kitbuild.progress import SILENT, Progress
 from kitbuild.formats import findings_document, json_text

@@ -27,7 +27,8 @@ from kitbuild.commands.build import Work, write_file
 from kitbuild.gate import gate_code
 from kitbuild.findings import Finding
 from kitbuild.matchers import Matcher
-from kitbuild.observe import Plan, blocks_of, locate
+from kitbuild.lines import blocks_of, locate
+from kitbuild.observe import Plan
 from kitbuild.parallel import map_files
 from kitbuild.scan import BenchScan, scan_bench
 

@@ -25,7 +25,8 @@ from kitbuild.commands.verify import observe_kit
 from kitbuild.kitdocs import read_docs
 from kitbuild.progress import SILENT
 from kitbuild.kitdocs import kit_digest
-from kitbuild.observe import Observer, Plan, locate
+from kitbuild.lines import locate
+from kitbuild.observe import Observer, Plan
 from kitbuild.findings import CODES, Finding, findings_markdown
 from kitbuild.kitfs import FolderKit, MemberError, NotAKitError, refusal
 from kitbuild.verify_report import verify_json, verify_text
