@@ -20,7 +20,6 @@ part is kept for the searches that look behind (the margin is the leak scanner's
 from __future__ import annotations
 
 import bisect
-import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -31,6 +30,7 @@ import orjson
 
 from kitbuild.digests import DIGEST_LENGTH, digest_starts
 from kitbuild.fileformat import format_of
+from kitbuild.hashing import BlockHasher
 from kitbuild.index import WRITTEN
 from kitbuild.leaks import Leak, LeakScanner
 from kitbuild.lines import BLOCK_SIZE
@@ -198,7 +198,7 @@ class Observer:
     def __init__(self, path: str, plan: Plan) -> None:
         self.plan = plan
         self.obs = Observation(path, placeholders=[0] * len(plan.placeholders), words=[0] * len(plan.words))
-        self._hash = hashlib.sha256()
+        self._hash = BlockHasher()
         self._format = format_of(path)
         # The files a build writes about the kit (index.json, SHA256SUMS, croissant.json...)
         # print a digest for every file: their own checks compare each with the file, and no

@@ -12,6 +12,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Callable, Sequence, TypeVar
 
+from kitbuild.hashing import set_spare, spare_core
 from kitbuild.progress import SILENT, Progress
 
 T = TypeVar("T")
@@ -31,9 +32,10 @@ def default_jobs() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def _setup(state: Any) -> None:
+def _setup(state: Any, spare: bool) -> None:
     global _STATE
     _STATE = state
+    set_spare(spare)
 
 
 def _run(work: Callable[[Any, T], R], batch: Sequence[T]) -> list[R]:
@@ -77,15 +79,19 @@ def map_files(
     compressed stream).
     """
     small = len(items) < SERIAL_FILES and sum(weights) < SERIAL_BYTES
+    # With more than one job a large file's SHA-256 may run beside the rest of its pass
+    # (kitbuild.hashing): one large file alone, or the last, still uses a second core.
+    spare = jobs > 1
     if jobs <= 1 or sequential or small or len(items) < 2:
         out = []
-        for item, w in zip(items, weights):
-            out.append(work(state, item))
-            progress.advance(1, w)
+        with spare_core(spare):
+            for item, w in zip(items, weights):
+                out.append(work(state, item))
+                progress.advance(1, w)
         return out
     runs = batches(list(range(len(items))), list(weights), jobs)
     results: list[list[R]] = []
-    with ProcessPoolExecutor(max_workers=min(jobs, len(runs)), initializer=_setup, initargs=(state,)) as pool:
+    with ProcessPoolExecutor(max_workers=min(jobs, len(runs)), initializer=_setup, initargs=(state, spare)) as pool:
         futures = [pool.submit(_run, work, [items[i] for i in run]) for run in runs]
         for run, future in zip(runs, futures):
             results.append(future.result())

@@ -24,6 +24,7 @@ from kitbuild.config import DEFAULT_CONFIG, Config, check_out, load_config
 from kitbuild.errors import ConfigError, LeakError
 from kitbuild.findings import Finding
 from kitbuild.gate import gate_findings, gate_message, scrub
+from kitbuild.hashing import BlockHasher
 from kitbuild.jsonfile import dump_json, dump_json_pieces
 from kitbuild.kitdocs import placeholders_of, read_docs, word_forms
 from kitbuild.kitfs import FolderKit
@@ -108,25 +109,26 @@ class Work:
 
 def write_file(work: Work, job: tuple[str, str, str]) -> FileResult:
     """Copy ``src`` to ``dst``, rewritten by the rules, observing what is written."""
-    import hashlib
-
     src, kit_path, dst = job
     observer = Observer(kit_path, work.plan)
-    source_hash = hashlib.sha256()
     rewriter = Rewriter(kit_path, work.matchers, work.collect)
     with open(src, "rb") as source, open(dst, "wb") as sink:
         head = source.read(BINARY_SNIFF)
         binary = b"\0" in head
         chunks: Iterator[bytes] = _blocks(source, head) if binary else line_chunks(source, head)
+        # A binary file is copied as it is: the observer's digest is the source's (hashed once).
+        source_hash = None if binary else BlockHasher()
         seen: set[int] = set()
         for chunk in chunks:
-            source_hash.update(chunk)
+            if source_hash is not None:
+                source_hash.update(chunk)
             seen.update(k for k, key in enumerate(work.map_keys) if k not in seen and key in chunk)
             out = chunk if binary else rewriter.feed(chunk)
             sink.write(out)
             observer.feed(out)
     counts = (0,) * len(work.matchers) if binary else tuple(rewriter.counts)
-    original, observation = source_hash.hexdigest(), observer.finish()
+    observation = observer.finish()
+    original = observation.sha256 if source_hash is None else source_hash.hexdigest()
     if observation.sha256 == original:
         observation.sha256 = original  # one string for an unchanged file's two digests, sent once
     return FileResult(kit_path, original, counts, () if binary else tuple(rewriter.events or ()), observation, tuple(sorted(seen)))

@@ -1,0 +1,88 @@
+"""A file's SHA-256 with large blocks hashed in a thread (kitbuild/hashing.py): the digest is
+hashlib's whatever the blocks, in this process and in forked workers, and --jobs 1 starts no
+thread."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+
+import hypothesis.strategies as st
+import pytest
+from hypothesis import given, settings
+
+from kitbuild import hashing
+from kitbuild.hashing import BlockHasher, spare_core
+from kitbuild.parallel import SERIAL_BYTES, map_files
+
+
+def digest_of(blocks: list[bytes]) -> str:
+    hasher = BlockHasher()
+    for block in blocks:
+        hasher.update(block)
+    return hasher.hexdigest()
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, database=None)
+@given(st.lists(st.sampled_from([0, 1, 100, hashing.THREADED - 1, hashing.THREADED, hashing.THREADED + 7]), max_size=8), st.booleans())
+def test_the_digest_is_hashlibs_however_the_blocks_come(sizes, spare):
+    blocks = [bytes([len(sizes) + i]) * n for i, n in enumerate(sizes)]
+    with spare_core(spare):
+        assert digest_of(blocks) == hashlib.sha256(b"".join(blocks)).hexdigest()
+
+
+def test_a_bytearray_is_hashed_in_line_as_it_is_when_given():
+    # The thread may read a block after update returns: a buffer that can change is not sent.
+    block = bytearray(hashing.THREADED)
+    with spare_core(True):
+        hasher = BlockHasher()
+        hasher.update(block)
+        block[:] = b"x" * len(block)
+        assert hasher.hexdigest() == hashlib.sha256(bytes(hashing.THREADED)).hexdigest()
+
+
+def test_large_blocks_go_to_the_thread_only_with_a_core_to_spare(monkeypatch: pytest.MonkeyPatch):
+    names: list[str] = []
+    real = hashlib.sha256
+
+    class Recorded:
+        def __init__(self) -> None:
+            self._hash = real()
+
+        def update(self, data: bytes) -> None:
+            names.append(threading.current_thread().name)
+            self._hash.update(data)
+
+        def hexdigest(self) -> str:
+            return self._hash.hexdigest()
+
+    monkeypatch.setattr(hashing.hashlib, "sha256", Recorded)
+    block = bytes(hashing.THREADED)
+    with spare_core(False):
+        digest_of([block, block])
+    assert names == ["MainThread"] * 2
+    names.clear()
+    with spare_core(True):
+        digest_of([block, b"small", block])
+    assert [n.startswith("kitbuild-sha256") for n in names] == [True, False, True]
+
+
+def large_digest(state: int, item: int) -> tuple[str, str]:
+    block = bytes([item]) * (hashing.THREADED + item)
+    return digest_of([block, block[:5], block]), hashlib.sha256(block + block[:5] + block).hexdigest()
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_workers_hash_in_their_own_thread(jobs):
+    # The parent has used its thread first: a worker forked from it must make its own.
+    with spare_core(True):
+        digest_of([bytes(hashing.THREADED)])
+    out = map_files(large_digest, 0, list(range(20)), [SERIAL_BYTES] * 20, jobs)
+    assert all(got == want for got, want in out)
+
+
+def test_no_thread_is_left_once_the_core_is_no_longer_spare():
+    with spare_core(True):
+        digest_of([bytes(hashing.THREADED)])
+        assert any(t.name.startswith("kitbuild-sha256") for t in threading.enumerate())
+    assert not any(t.name.startswith("kitbuild-sha256") for t in threading.enumerate())
