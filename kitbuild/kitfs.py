@@ -61,6 +61,8 @@ __all__ = [
 class FolderKit(KitFS):
     """A kit that is a folder on disk."""
 
+    seekable = True
+
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.label = str(root)
         path = Path(root)

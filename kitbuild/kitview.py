@@ -96,6 +96,9 @@ class KitFS(ABC):
     label: str
     # A reader over one compressed stream reads best in order, from one process.
     sequential = False
+    # Whether a file can be read from any offset at no cost (kitbuild.parts: workers share one
+    # large file).
+    seekable = False
     # Whether members() sees every file the kit holds: a web server cannot be listed, so a kit
     # read over HTTP knows only the files its index.json names (and the build's own files).
     listable = True

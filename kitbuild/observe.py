@@ -198,7 +198,7 @@ class Observer:
     def __init__(self, path: str, plan: Plan) -> None:
         self.plan = plan
         self.obs = Observation(path, placeholders=[0] * len(plan.placeholders), words=[0] * len(plan.words))
-        self._hash = BlockHasher()
+        self._hash: BlockHasher | None = BlockHasher()
         self._format = format_of(path)
         # The files a build writes about the kit (index.json, SHA256SUMS, croissant.json...)
         # print a digest for every file: their own checks compare each with the file, and no
@@ -225,7 +225,8 @@ class Observer:
     def feed(self, data: bytes) -> None:
         if not data:
             return
-        self._hash.update(data)
+        if self._hash is not None:
+            self._hash.update(data)
         self.obs.size += len(data)
         if self._head is not None:
             self._head += data
@@ -235,13 +236,23 @@ class Observer:
             self.obs.binary = b"\0" in data[:BINARY_SNIFF]
         self._window(data, final=False)
 
-    def finish(self) -> Observation:
+    def from_line(self, offset: int, before: bytes) -> None:
+        """Observe a part of a text file (kitbuild.parts): what starts from ``offset``, a line
+        start, on. ``before``: the bytes just before it, as the context a window keeps. The
+        part is not hashed; its size is what is fed, the context not included."""
+        self._head, self._hash = None, None
+        self._base, self._carry, self._context = offset - len(before), before, len(before)
+        self._resume = [offset] * len(self._resume)
+
+    def finish(self, until: int | None = None) -> Observation:
+        """The observation; ``until``: of what starts before this file offset only (a part's
+        end, a line start, with the bytes after it fed as context)."""
         if self._head is not None:
             data, self._head = bytes(self._head), None
             self.obs.binary = b"\0" in data[:BINARY_SNIFF]
             self._window(data, final=True)
         else:
-            self._window(b"", final=True)
+            self._window(b"", final=True, until=until)
         if self._record_open:
             self._close_record()
         if self._doc is not None and self._doc_digest:
@@ -249,17 +260,17 @@ class Observer:
                 self.obs.pairs_unread += 1
             else:
                 self._parse(b"".join(self._doc), -1)
-        self.obs.sha256 = self._hash.hexdigest()
+        self.obs.sha256 = self._hash.hexdigest() if self._hash is not None else ""
         return self.obs
 
     # -- the window ---------------------------------------------------------------------------
 
-    def _window(self, data: bytes, final: bool) -> None:
+    def _window(self, data: bytes, final: bool, until: int | None = None) -> None:
         window = self._carry + data if self._carry else data
         lo = self._context
         margin = LeakScanner.MAX_MATCH
         if final:
-            hi = len(window)
+            hi = len(window) if until is None else max(lo, min(len(window), until - self._base))
         elif len(window) - lo < 2 * margin:
             self._carry = window  # too little new to settle yet
             return

@@ -70,14 +70,17 @@ def map_files(
     jobs: int,
     progress: Progress = SILENT,
     sequential: bool = False,
+    shown: Sequence[tuple[int, int]] | None = None,
 ) -> list[R]:
     """``[work(state, item) for item in items]``, on ``jobs`` worker processes where it pays.
 
     ``work`` must be a module-level function and ``state`` picklable: each worker gets ``state``
     once. ``weights`` (bytes, as far as known) balance the batches and move ``progress``.
     ``sequential``: the items must be taken in order, in this process (an archive read as one
-    compressed stream).
+    compressed stream). ``shown``: (files, bytes) each item moves ``progress`` by, where that is
+    not (1, its weight): parts of one file (kitbuild.parts).
     """
+    moves = shown if shown is not None else [(1, w) for w in weights]
     small = len(items) < SERIAL_FILES and sum(weights) < SERIAL_BYTES
     # With more than one job a large file's SHA-256 may run beside the rest of its pass
     # (kitbuild.hashing): one large file alone, or the last, still uses a second core.
@@ -85,9 +88,9 @@ def map_files(
     if jobs <= 1 or sequential or small or len(items) < 2:
         out = []
         with spare_core(spare):
-            for item, w in zip(items, weights):
+            for item, (files, size) in zip(items, moves):
                 out.append(work(state, item))
-                progress.advance(1, w)
+                progress.advance(files, size)
         return out
     runs = batches(list(range(len(items))), list(weights), jobs)
     results: list[list[R]] = []
@@ -95,5 +98,5 @@ def map_files(
         futures = [pool.submit(_run, work, [items[i] for i in run]) for run in runs]
         for run, future in zip(runs, futures):
             results.append(future.result())
-            progress.advance(len(run), sum(weights[i] for i in run))
+            progress.advance(sum(moves[i][0] for i in run), sum(moves[i][1] for i in run))
     return [r for batch in results for r in batch]

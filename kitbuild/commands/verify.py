@@ -22,6 +22,7 @@ from kitbuild.kitdocs import KitDocs, read_docs
 from kitbuild.kitfs import ArchiveLimits, KitFS, MemberError, open_kit
 from kitbuild.observe import Observation, Plan, observe_bytes, observe_stream
 from kitbuild.parallel import default_jobs, map_files
+from kitbuild.parts import Part, cut, merge, observe_part
 from kitbuild.progress import SILENT, Progress
 from kitbuild.verify_report import VerifyReport, file_findings
 
@@ -41,10 +42,13 @@ def parse_digest(text: str) -> str:
     return "sha256:" + m.group(1).lower()
 
 
-def observe_member(state: tuple[KitFS, Plan], path: str) -> Observation:
-    """One kit file's observation, or what made it unreadable."""
+def observe_member(state: tuple[KitFS, Plan], job: str | Part) -> Observation:
+    """One kit file's observation (or a part's: kitbuild.parts), or what made it unreadable."""
     fs, plan = state
+    path = job.path if isinstance(job, Part) else job
     try:
+        if isinstance(job, Part):
+            return observe_part(fs, plan, job)
         with fs.open(path) as stream:
             return observe_stream(path, stream, plan)
     except MemberError as exc:
@@ -67,7 +71,28 @@ def observe_kit(fs: KitFS, docs: KitDocs, plan: Plan, jobs: int, progress: Progr
     progress.advance(len(observed), sum(len(in_hand[p]) for p in observed))
     del in_hand
     docs.index.let_go()
-    observed.update(zip(rest, map_files(observe_member, (fs, plan), rest, sizes, jobs, progress, sequential=fs.sequential)))
+    # A large text file is observed in parts by several workers (kitbuild.parts): each job
+    # weighs its bytes (the hash job a third: SHA-256 is that much faster than the search), and
+    # the progress counts each file once, with its bytes.
+    work: list[str | Part] = []
+    weights: list[int] = []
+    shown: list[tuple[int, int]] = []
+    spans: list[tuple[str, int]] = []
+    for path, size in zip(rest, sizes):
+        parts = cut(fs, path, size, jobs, plan)
+        if parts is None:
+            work.append(path)
+            weights.append(size)
+            shown.append((1, size))
+        else:
+            ends = [p.end if p.end is not None else size for p in parts[1:]]
+            work += parts
+            weights += [size // 3] + [end - p.start for p, end in zip(parts[1:], ends)]
+            shown += [(1, 0)] + [(0, end - p.start) for p, end in zip(parts[1:], ends)]
+        spans.append((path, len(parts) if parts else 1))
+    done = iter(map_files(observe_member, (fs, plan), work, weights, jobs, progress, sequential=fs.sequential, shown=shown))
+    for path, count in spans:
+        observed[path] = next(done) if count == 1 else merge(path, [next(done) for _ in range(count)])
     progress.end()
     return observed
 
