@@ -77,8 +77,26 @@ def test_workers_hash_in_their_own_thread(jobs):
     # The parent has used its thread first: a worker forked from it must make its own.
     with spare_core(True):
         digest_of([bytes(hashing.THREADED)])
-    out = map_files(large_digest, 0, list(range(20)), [SERIAL_BYTES] * 20, jobs)
+    # (One item heavier than a worker's share: the workers may hash in a thread.)
+    out = map_files(large_digest, 0, list(range(20)), [SERIAL_BYTES] * 19 + [SERIAL_BYTES * 40], jobs)
     assert all(got == want for got, want in out)
+
+
+def spare_here(state: int, item: int) -> bool:
+    return hashing._spare
+
+
+@pytest.mark.parametrize(
+    "weights, jobs, sequential, spare",
+    [
+        ([SERIAL_BYTES] * 8, 2, False, False),  # every worker has its share: no thread more
+        ([SERIAL_BYTES] * 7 + [SERIAL_BYTES * 8], 2, False, True),  # one file outweighs a share
+        ([SERIAL_BYTES] * 7 + [SERIAL_BYTES * 8], 1, False, False),  # --jobs 1: one core
+        ([SERIAL_BYTES] * 8, 2, True, True),  # read in order in one process
+    ],
+)
+def test_a_thread_is_used_only_where_a_core_would_wait(weights, jobs, sequential, spare):
+    assert map_files(spare_here, 0, list(range(len(weights))), weights, jobs, sequential=sequential) == [spare] * len(weights)
 
 
 def test_no_thread_is_left_once_the_core_is_no_longer_spare():
