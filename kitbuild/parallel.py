@@ -80,7 +80,11 @@ def map_files(
     compressed stream). ``shown``: (files, bytes) each item moves ``progress`` by, where that is
     not (1, its weight): parts of one file (kitbuild.parts).
     """
-    moves = shown if shown is not None else [(1, w) for w in weights]
+
+    def moves(i: int) -> tuple[int, int]:
+        # (Not a list made for every item: a kit of 100,000 files would hold 6 MB more.)
+        return shown[i] if shown is not None else (1, weights[i])
+
     small = len(items) < SERIAL_FILES and sum(weights) < SERIAL_BYTES
     # With more than one job, a large file's SHA-256 may run beside the rest of its pass
     # (kitbuild.hashing) where a core would otherwise wait: files read in order in one process,
@@ -91,9 +95,9 @@ def map_files(
     if jobs <= 1 or sequential or small or len(items) < 2:
         out = []
         with spare_core(spare):
-            for item, (files, size) in zip(items, moves):
+            for i, item in enumerate(items):
                 out.append(work(state, item))
-                progress.advance(files, size)
+                progress.advance(*moves(i))
         return out
     runs = batches(list(range(len(items))), list(weights), jobs)
     results: list[list[R]] = []
@@ -101,5 +105,6 @@ def map_files(
         futures = [pool.submit(_run, work, [items[i] for i in run]) for run in runs]
         for run, future in zip(runs, futures):
             results.append(future.result())
-            progress.advance(sum(moves[i][0] for i in run), sum(moves[i][1] for i in run))
+            progress.advance(sum(moves(i)[0] for i in run), sum(moves(i)[1] for i in run))
     return [r for batch in results for r in batch]
+
