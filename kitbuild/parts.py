@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from kitbuild.fileformat import format_of
 from kitbuild.index import WRITTEN
-from kitbuild.kitview import KitFS
+from kitbuild.kitview import KitFS, MemberError
 from kitbuild.leaks import LeakScanner
 from kitbuild.lines import BLOCK_SIZE
 from kitbuild.observe import BINARY_SNIFF, Observation, Observer, Plan
@@ -46,16 +46,19 @@ def cut(fs: KitFS, path: str, size: int, jobs: int, plan: Plan) -> list[Part] | 
         return None
     count = min(jobs * PARTS_PER_WORKER, size // PART_BYTES)
     starts = [0]
-    with fs.open(path) as stream:
-        if b"\0" in stream.read(BINARY_SNIFF):
-            return None  # binary, as the pass would say: observed whole
-        for k in range(1, count):
-            stream.seek(k * size // count)
-            probe = stream.read(BLOCK_SIZE)
-            line_end = probe.find(b"\n")
-            at = k * size // count + line_end + 1
-            if line_end >= 0 and at > starts[-1]:
-                starts.append(at)
+    try:
+        with fs.open(path) as stream:
+            if b"\0" in stream.read(BINARY_SNIFF):
+                return None  # binary, as the pass would say: observed whole
+            for k in range(1, count):
+                stream.seek(k * size // count)
+                probe = stream.read(BLOCK_SIZE)
+                line_end = probe.find(b"\n")
+                at = k * size // count + line_end + 1
+                if line_end >= 0 and at > starts[-1]:
+                    starts.append(at)
+    except (MemberError, OSError):
+        return None  # observed whole, where what keeps it from being read is a finding
     if len(starts) < 2:
         return None  # one line of 128 MiB: nowhere to cut
     return [Part(path, -1, None)] + [Part(path, s, e) for s, e in zip(starts, [*starts[1:], None])]

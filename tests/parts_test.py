@@ -117,6 +117,18 @@ def test_a_reader_that_cannot_seek_reads_a_file_whole(monkeypatch):
     assert cut(fs, "r.txt", 100_000, 2, PLAN) is None
 
 
+def test_a_file_that_cannot_be_opened_is_left_whole_for_its_finding(monkeypatch):
+    # Cut in the main process: an error there would stop verify, where a worker makes it KB111.
+    monkeypatch.setattr(parts, "PART_BYTES", 1 << 12)
+    fs = Bytes("r.txt", b"x\n" * 50_000)
+
+    def refuse(path: str) -> BinaryIO:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(fs, "open", refuse)
+    assert cut(fs, "r.txt", 100_000, 2, PLAN) is None
+
+
 def test_merge_reports_a_part_that_could_not_be_read():
     obs = merge("r.txt", [Observation("r.txt", size=3, sha256="a" * 64), Observation("r.txt", error="gone")])
     assert obs.error == "gone"
