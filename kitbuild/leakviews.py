@@ -240,4 +240,8 @@ def escape_spans(data: bytes) -> list[list[tuple[int, int]]]:
         spans[kind].append((max(0, to - _FINDS[kind][1]), to))
 
     _finder.scan(data, match_event_handler=hit)
+    # hyperscan 0.9.1 misses a '\/' that ends the data when the data is 17 to 34 bytes long (a
+    # small file, a window's last piece): a property test found it. It is added here.
+    if data.endswith(b"\\/") and not (spans[0] and spans[0][-1][1] == len(data)):
+        spans[0].append((max(0, len(data) - _FINDS[0][1]), len(data)))
     return spans
