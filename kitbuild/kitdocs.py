@@ -152,7 +152,9 @@ def _listing(fs: KitFS, sizes: bool, index: Any) -> dict[str, Member]:
     members = {}
     for m in fs.members(sizes=sizes):
         path = same.get(m.path)
-        members[path or m.path] = m if path is None else Member(path, m.kind, m.size)
+        if path is not None:
+            m = Member(path, m.kind, m.size)
+        members[m.path] = m
     return members
 
 
