@@ -82,7 +82,10 @@ def test_any_other_bytes_parse_as_a_whole_parse_does_and_are_not_called_laid_out
             return
         document, laid_out = load_json_pieces(respelled, "files")
     assert document == want
-    assert laid_out == (respelled == _dump_or_none(want))
+    # True only for the bytes dump_json writes; False means "not known", and is known wherever
+    # there is a long list to parse in pieces (kitbuild.kitdocs compares the rest whole).
+    if laid_out or (type(want) is dict and type(want.get("files")) is list):
+        assert laid_out == (respelled == _dump_or_none(want))
 
 
 def _dump_or_none(doc: Any) -> bytes | None:
