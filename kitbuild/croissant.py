@@ -4,8 +4,8 @@ Written by ``build`` and written again by ``verify`` from the same inputs: prove
 kit's name, title, date, licence, authors, url, version and Responsible-AI fields), index.json's
 entries (one FileObject per file, with its sha256 and size) and the first records of each tabular
 file (a RecordSet with the fields and types those records show). verify compares the bytes (by
-sha256, see kitbuild.metadata), and checks every FileObject against index.json: the Croissant validator never opens a file, so this is
-where a dataset's sha256 and contentSize are checked.
+sha256, see kitbuild.metadata), and checks every FileObject against index.json: the Croissant
+validator never opens a file, so this is where a dataset's sha256 and contentSize are checked.
 
 Records are read bounded and in a fixed way (the first :data:`RECORDS_READ` records of at most
 :data:`BYTES_READ` bytes; a JSON array only when the whole file is within that), so the same kit
@@ -236,7 +236,7 @@ def croissant_document(provenance: Mapping[str, Any], entries: Sequence[Mapping[
 
 
 class _FileObjects:
-    """croissant.json's FileObjects, one made at a time as they are written: a kit of 100,000
+    """croissant.json's FileObjects, made a batch at a time as they are written: a kit of 100,000
     files would otherwise hold 100,000 dicts (90 MiB) at once, the peak of a verify."""
 
     def __init__(self, entries: Sequence[Mapping[str, Any]], base: str) -> None:
@@ -254,5 +254,5 @@ class _FileObjects:
 def croissant_chunks(provenance: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], read: Reader, description: str | None = None, bounded: bool = True) -> Iterator[bytes]:
     """croissant.json as kitbuild writes it (two-space indent, keys in order, a final newline), in
     pieces: verify hashes them as they come and build writes them a block at a time (a kit of
-    100,000 files has a croissant.json of 33 MB), the FileObjects one at a time."""
+    100,000 files has a croissant.json of 33 MB), the FileObjects a batch at a time."""
     return dump_json_pieces(croissant_document(provenance, entries, read, description, bounded), "distribution")

@@ -377,15 +377,15 @@ def _write_generated(config: Config, staging: Path, results: list[FileResult], r
     return the observation of each with ``plan`` (the bytes are let go: croissant.json and
     index.json alone are 50 MB for a kit of 100,000 files).
 
-    The pages are rendered from provenance.json and index.json as parsed back from the bytes
-    written, the very input verify renders them from.
+    The pages are rendered from provenance.json as parsed back from its bytes and from the
+    document index.json was written from: what verify parses back from them (the staged kit's
+    check renders them again so, and stops the build if they differ).
     """
     entry = kit_index.entry
     generated: dict[str, bytes] = {}
     listed = [{"path": r.kit_path, "size": r.size, "sha256": r.sha256} for r in results]
     observed: dict[str, Observation] = {}
-    ordered = sorted(results, key=lambda r: r.kit_path)
-    sums = (kit_index.sums_in_order((r.kit_path, r.sha256) for r in ordered[at : at + 4096]) for at in range(0, len(ordered), 4096))
+    sums = kit_index.sums_pieces((r.kit_path, r.sha256) for r in sorted(results, key=lambda r: r.kit_path))
     listed.append(_write_observed(staging, kit_index.SUMS, sums, plan, observed))
     custom: dict[str, str] = {}
     pages_from = {kit_index.README: kit_index.BUILT_IN, kit_index.INDEX_PAGE: kit_index.BUILT_IN}
