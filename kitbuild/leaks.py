@@ -24,7 +24,7 @@ decoded views in :mod:`kitbuild.leakviews`. This module holds the scanner that r
 Speed: hyperscan finds the anchors, the escapes and (up to 5,000 literals) where a private
 string may be; ahocorasick_rs finds every occurrence of a literal near each such place; ``re``
 tries a shape at each anchor. Over random bytes the pass over a file, SHA-256 included, runs at
-about 580 MB/s on one core; the comparisons behind each choice are in docs/performance.md,
+about 780 MB/s on one core; the comparisons behind each choice are in docs/performance.md,
 "Searching: which library".
 """
 
@@ -37,7 +37,7 @@ from typing import Callable, ClassVar, Mapping, Sequence
 import ahocorasick_rs
 import hyperscan
 
-from kitbuild.leakviews import ESCAPES, REACH, escape_spans, UTF8, WIDE, WIDE_BE, WIDE_LE, Encoding, View, char, forms, views
+from kitbuild.leakviews import ESCAPE_FINDS, ESCAPES, REACH, end_escape, UTF8, WIDE, WIDE_BE, WIDE_LE, Encoding, View, char, forms, views
 from kitbuild.shapes import ANCHORS, EMAIL, EMAIL_AT, ENCODED_ANCHORS, ESCAPE_LETTERS, FOLD_AFTER, FOLD_BEFORE, Shape, local_part_start
 
 __all__ = ["Leak", "LeakScanner"]
@@ -84,11 +84,11 @@ class _Tables:
     """The patterns searched in one kind of data (text or binary, with or without NUL bytes)."""
 
     literals: list[list[_Literal]]  # per pattern
-    literal_search: _Literals | ahocorasick_rs.BytesAhoCorasick | None  # the fast pass: where any literal is
+    search: _Pass  # where the anchors, the escapes and (most often) the literals are
+    literal_automaton: ahocorasick_rs.BytesAhoCorasick | None  # where the literals are, past _HYPERSCAN_LITERALS
     literal_overlaps: ahocorasick_rs.BytesAhoCorasick | None  # every occurrence, near a hit
     longest: int
     anchors: list[list[tuple[Shape, int | None, Encoding]]]
-    anchor_search: _Literals | None
 
 
 # (code, raw offset, length, what, encoding, allowed) of a finding before it is settled: an
@@ -196,13 +196,14 @@ class LeakScanner:
                         if not (binary and shape.text_only):
                             anchors.setdefault(pattern, []).append((shape, back, encoding))
         anchor_patterns = list(anchors)
+        hyperscanned = len(literal_patterns) <= _HYPERSCAN_LITERALS
         return _Tables(
             literals=[self._literals[p] for p in literal_patterns],
-            literal_search=_fast_search(literal_patterns),
+            search=_Pass(anchor_patterns, literal_patterns if hyperscanned else []),
+            literal_automaton=None if hyperscanned else _automaton(literal_patterns, ahocorasick_rs.MATCHKIND_LEFTMOST_LONGEST),
             literal_overlaps=_automaton(literal_patterns, ahocorasick_rs.MATCHKIND_STANDARD),
             longest=max(map(len, literal_patterns), default=0),
             anchors=[anchors[p] for p in anchor_patterns],
-            anchor_search=_Literals(anchor_patterns) if anchor_patterns else None,
         )
 
     # -- the scan ------------------------------------------------------------------------------
@@ -218,56 +219,63 @@ class LeakScanner:
         if lo >= hi:
             return []
         found: list[_Found] = []
-        self._scan_text(data, 0, len(data), None, binary, found)
-        for (escapes, decode), spans in zip(ESCAPES, escape_spans(data)):
-            for view in views(data, spans, escapes, decode):
+        escapes = self._scan_text(data, 0, len(data), None, binary, found)
+        for (pattern, decode), spans in zip(ESCAPES, escapes):
+            for view in views(data, spans, pattern, decode):
                 for start, end in view.near_escapes():
                     self._scan_text(view.text, start, end, view, binary, found)
         return _settle(found, lo, hi)
 
-    def _scan_text(self, text: bytes, first: int, last: int, view: View | None, binary: bool, found: list[_Found]) -> None:
+    def _scan_text(self, text: bytes, first: int, last: int, view: View | None, binary: bool, found: list[_Found]) -> list[list[tuple[int, int]]]:
         """Findings that lie in text[first:last], of the raw data (``view`` None) or of a
-        decoded view's text, into ``found``; the text around is their context."""
+        decoded view's text, into ``found``; the text around is their context. Returns where
+        the text's escapes are, for each kind of ESCAPES (see _Pass.find)."""
         raw: Callable[[int], int] = (lambda at: at) if view is None else view.raw
         # UTF-16 and UTF-32 are read from the raw data only, where their NULs are.
         tables = self._table(binary=binary, nul=view is None and b"\0" in text)
-        for literal, start, end in self._literal_matches(text, tables, first, last):
+        anchor_hits, literal_hits, escapes = tables.search.find(text, first, last)
+        for literal, start, end in self._literal_matches(text, tables, first, last, hits=literal_hits):
             found.append((literal.code, raw(start), literal.length, literal.what, literal.encoding, False))
-        if tables.anchor_search is not None:
-            for index, start in tables.anchor_search.find(text, first, last):
+        if anchor_hits:
+            for index, start in anchor_hits:
                 for shape, back, encoding in tables.anchors[index]:
                     if encoding is UTF8:
-                        self._try(shape, text, first + start, back, raw, found)
+                        self._try(shape, text, start, back, raw, found)
                     else:
-                        self._try_wide(shape, text, first + start, back, WIDE_LE[encoding.unit], found)
-                        self._try_wide(shape, text, first + start - encoding.mirror, back, WIDE_BE[encoding.unit], found)
+                        self._try_wide(shape, text, start, back, WIDE_LE[encoding.unit], found)
+                        self._try_wide(shape, text, start - encoding.mirror, back, WIDE_BE[encoding.unit], found)
         if not binary:
             # A domain cut short at ``last`` is tried whole all the same (_try reads the whole
             # text), and one that an escape changes ends well before it (see leakviews._SPAN).
             for m in EMAIL_AT.finditer(text, first, last):
                 self._try(EMAIL, text, m.start(), None, raw, found)
+        return escapes
 
-    def _literal_matches(self, text: bytes, tables: _Tables, first: int = 0, last: int | None = None, *, alone: bool = True) -> list[tuple[_Literal, int, int]]:
+    def _literal_matches(
+        self, text: bytes, tables: _Tables, first: int = 0, last: int | None = None, *, alone: bool = True, hits: list[tuple[int, int]] | None = None
+    ) -> list[tuple[_Literal, int, int]]:
         """(literal, start, end) of every occurrence of every literal in text[first:last],
-        overlapping ones too, names only where they stand ``alone`` (see _NAME_BEFORE).
+        overlapping ones too, names only where they stand ``alone`` (see _NAME_BEFORE);
+        ``hits``: the (start, end) tables.search found there, if it has searched.
 
         The leftmost-longest search is the fast one (it skips ahead on a prefilter; the
         overlapping search does not: 340 against 14,000 MB/s for ten literals in clean records),
         and every occurrence overlaps one of its matches: so only the stretches around its
         matches are searched again for all occurrences."""
-        if tables.literal_search is None or tables.literal_overlaps is None:
+        if tables.literal_overlaps is None:
             return []
-        search = tables.literal_search
         last = len(text) if last is None else last
-        if isinstance(search, _Literals):
-            hits = [(start, start + search.lengths[index]) for index, start in search.find(text, first, last)]
+        if tables.literal_automaton is not None:
+            found = [(first + start, first + end) for _, start, end in tables.literal_automaton.find_matches_as_indexes(memoryview(text)[first:last])]
         else:
-            hits = [(first + start, first + end) for _, start, end in search.find_matches_as_indexes(memoryview(text)[first:last])]
-        if not hits:
+            if hits is None:
+                hits = tables.search.find(text, first, last)[1]
+            found = hits
+        if not found:
             return []
         reach = tables.longest - 1
         stretches: list[list[int]] = []
-        for start, end in hits:
+        for start, end in found:
             a, b = max(0, start - reach), min(len(text), end + reach)
             if stretches and a <= stretches[-1][1]:
                 stretches[-1][1] = b
@@ -335,32 +343,48 @@ class LeakScanner:
         return False
 
 
-class _Literals:
-    """Every occurrence of some byte strings, overlapping ones too, found by hyperscan.
+class _Pass:
+    """One hyperscan pass over data: where the shapes' anchors are, where a literal may be, and
+    where the escapes a view decodes are (leakviews.ESCAPE_FINDS).
 
-    The shapes' anchors are searched in every byte of every file, and in binary data (random
-    bytes hold the anchors' first bytes often, which defeats an automaton's prefilter) that
-    search was most of a file's time: hyperscan's SIMD literal matcher runs it at 3,600 MB/s
-    over random bytes and 2,900 over records, against 580 for an ahocorasick_rs DFA of the same
-    77 anchors (docs/performance.md). Each pattern is compiled as a regex of \\xHH escapes:
-    the binding's literal mode reads a pattern as a C string, and anchors hold NUL bytes.
+    The anchors and the escapes are searched in every byte of every file, and in binary data
+    (random bytes hold the anchors' first bytes often, which defeats an automaton's prefilter)
+    that search was most of a file's time: hyperscan's SIMD literal matcher runs it at 3,600
+    MB/s over random bytes and 2,900 over records, against 580 for an ahocorasick_rs DFA of the
+    same anchors (docs/performance.md). One database for all three kinds reads each byte once:
+    0.43 ms a MB of random bytes, against 0.68 for one pass each. Each literal is compiled as a
+    regex of \\xHH escapes: the binding's literal mode reads a pattern as a C string, and
+    anchors hold NUL bytes.
     """
 
-    def __init__(self, patterns: list[bytes]) -> None:
-        self.lengths = [len(p) for p in patterns]
+    def __init__(self, anchors: list[bytes], literals: list[bytes]) -> None:
+        self.lengths = [len(p) for p in (*anchors, *literals)]
+        self.anchors, self.literals = len(anchors), len(anchors) + len(literals)
+        expressions = [b"".join(b"\\x%02x" % c for c in p) for p in (*anchors, *literals)] + [p for p, _ in ESCAPE_FINDS]
         self.database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        self.database.compile(expressions=[b"".join(b"\\x%02x" % c for c in p) for p in patterns], ids=list(range(len(patterns))), elements=len(patterns), flags=[0] * len(patterns))
+        self.database.compile(expressions=expressions, ids=list(range(len(expressions))), elements=len(expressions), flags=[0] * len(expressions))
 
-    def find(self, text: bytes, first: int, last: int) -> list[tuple[int, int]]:
-        """(pattern index, start) of every occurrence that lies in text[first:last]."""
-        hits: list[tuple[int, int]] = []
-        lengths = self.lengths
+    def find(self, text: bytes, first: int, last: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]], list[list[tuple[int, int]]]]:
+        """What lies in text[first:last]: (anchor index, start) of each anchor, (start, end) of
+        each literal, and for each kind of ESCAPES spans that hold its escapes, all in order."""
+        anchors: list[tuple[int, int]] = []
+        literals: list[tuple[int, int]] = []
+        escapes: list[list[tuple[int, int]]] = [[] for _ in ESCAPE_FINDS]
+        lengths, n_anchors, n_patterns = self.lengths, self.anchors, self.literals
 
         def hit(index: int, _from: int, to: int, _flags: int, _context: object) -> None:
-            hits.append((index, first + to - lengths[index]))
+            end = first + to
+            if index < n_anchors:
+                anchors.append((index, end - lengths[index]))
+            elif index < n_patterns:
+                literals.append((end - lengths[index], end))
+            else:
+                kind = index - n_patterns
+                escapes[kind].append((max(first, end - ESCAPE_FINDS[kind][1]), end))
 
         self.database.scan(text[first:last], match_event_handler=hit)  # the whole text is not copied
-        return hits
+        end_escape(text, first, last, escapes)
+        return anchors, literals, escapes
 
 
 # Up to this many literals, the fast pass is hyperscan's: 4,400 MB/s over random bytes against
@@ -368,12 +392,6 @@ class _Literals:
 # compile time grows faster: 0.03 s for 70 literals, 0.2 s for 2,000, 2.4 s for 20,000 (a
 # thousand host names, each in every encoding), which the DFA builds in 0.6 s.
 _HYPERSCAN_LITERALS = 5000
-
-
-def _fast_search(patterns: list[bytes]) -> _Literals | ahocorasick_rs.BytesAhoCorasick | None:
-    if len(patterns) <= _HYPERSCAN_LITERALS:
-        return _Literals(patterns) if patterns else None
-    return _automaton(patterns, ahocorasick_rs.MATCHKIND_LEFTMOST_LONGEST)
 
 
 def _automaton(patterns: list[bytes], kind: ahocorasick_rs.MatchKind) -> ahocorasick_rs.BytesAhoCorasick | None:

@@ -16,9 +16,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-import hyperscan
-
-__all__ = ["ESCAPES", "REACH", "escape_spans", "UTF8", "WIDE", "WIDE_BE", "WIDE_LE", "Encoding", "View", "char", "forms", "views"]
+__all__ = ["ESCAPE_FINDS", "ESCAPES", "REACH", "end_escape", "UTF8", "WIDE", "WIDE_BE", "WIDE_LE", "Encoding", "View", "char", "forms", "views"]
 
 
 # -- encodings ---------------------------------------------------------------------------------
@@ -106,7 +104,7 @@ class View:
     __slots__ = ("text", "_at", "_raw", "_length", "_raw_length", "_first")
 
     def __init__(self, data: bytes, first: int, last: int, escapes: re.Pattern[bytes], decode: Callable[[re.Match[bytes]], bytes], spans: Iterable[tuple[int, int]] | None = None) -> None:
-        """``spans``: where the escapes are (see :func:`escape_spans`); without them the whole
+        """``spans``: where the escapes are (see leaks._Pass); without them the whole
         stretch is searched."""
         pieces: list[bytes] = []
         self._first = first
@@ -155,7 +153,7 @@ class View:
 
 def views(data: bytes, spans: Iterable[tuple[int, int]], escapes: re.Pattern[bytes], decode: Callable[[re.Match[bytes]], bytes]) -> Iterable[View]:
     """Views of the stretches of ``data`` around its escapes, given as ``spans`` (in order, a
-    span at least the escape; see :func:`escape_spans`).
+    span at least the escape; see leaks._Pass).
 
     Away from escapes a view is the raw text and finds what the raw text does, so only the
     text near escapes is searched (View.near_escapes): each finding there starts within
@@ -220,28 +218,14 @@ def _percent_decode(m: re.Match[bytes]) -> bytes:
 ESCAPES = ((_JSON_ESCAPE, _json_decode), (_PERCENT, _percent_decode))
 # Each kind of escape as hyperscan finds it (any \\u escape, \\/, a %XX), with its longest
 # length: hyperscan gives where a match ends, and a span from that far back holds the escape.
-_FINDS = ((rb"\\u[0-9a-fA-F]{4}|\\/", 6), (rb"%[0-9A-Fa-f]{2}", 3))
+# The search runs in the leak scanner's one pass over the data (leaks._Pass).
+ESCAPE_FINDS = ((rb"\\u[0-9a-fA-F]{4}|\\/", 6), (rb"%[0-9A-Fa-f]{2}", 3))
 _LONGEST = 12  # the longest escape: a surrogate pair
-_finder: hyperscan.Database | None = None
 
 
-def escape_spans(data: bytes) -> list[list[tuple[int, int]]]:
-    """For each kind of ESCAPES, spans that hold its escapes in ``data``, in order.
-
-    Found in one hyperscan pass over the data (in binary data, at several times the speed of
-    the two ``re`` searches it replaces); each stretch's escapes are then decoded by ``re``."""
-    global _finder
-    if _finder is None:
-        _finder = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        _finder.compile(expressions=[p for p, _ in _FINDS], ids=list(range(len(_FINDS))), elements=len(_FINDS), flags=[0] * len(_FINDS))
-    spans: list[list[tuple[int, int]]] = [[] for _ in _FINDS]
-
-    def hit(kind: int, _from: int, to: int, _flags: int, _context: object) -> None:
-        spans[kind].append((max(0, to - _FINDS[kind][1]), to))
-
-    _finder.scan(data, match_event_handler=hit)
-    # hyperscan 0.9.1 misses a '\/' that ends the data when the data is 17 to 34 bytes long (a
-    # small file, a window's last piece): a property test found it. It is added here.
-    if data.endswith(b"\\/") and not (spans[0] and spans[0][-1][1] == len(data)):
-        spans[0].append((max(0, len(data) - _FINDS[0][1]), len(data)))
-    return spans
+def end_escape(data: bytes, first: int, last: int, spans: list[list[tuple[int, int]]]) -> None:
+    """Add to ``spans`` (found by hyperscan in data[first:last]) the '\\/' that ends it, if
+    hyperscan missed it: hyperscan 0.9.1 misses a '\\/' that ends 17 to 34 bytes of data (a
+    small file, a window's last piece). A property test found it."""
+    if data.endswith(b"\\/", first, last) and not (spans[0] and spans[0][-1][1] == last):
+        spans[0].append((max(first, last - ESCAPE_FINDS[0][1]), last))

@@ -523,19 +523,21 @@ _ESCAPE_PIECES = [b"\\u0041", b"\\ud83d\\ude00", b"\\ud83d", b"\\ude00", b"\\/",
 
 @given(st.lists(st.sampled_from(_ESCAPE_PIECES), min_size=1, max_size=80))
 @example([b"\\\\", b"\\ud83d", b"\\ude00", b"\\/", b"\\ud83d", b"\\ude00"])
-@example([b"\\\\", b"a", b"/home/", b"/home/", b"\\/"])  # hyperscan misses the last '\/' (see escape_spans)
+@example([b"\\\\", b"a", b"/home/", b"/home/", b"\\/"])  # hyperscan misses the last '\/' (see leakviews.end_escape)
 def test_a_view_built_where_hyperscan_saw_escapes_decodes_as_one_built_from_the_whole_text(pieces):
-    from kitbuild.leakviews import ESCAPES, View, escape_spans
+    from kitbuild.leakviews import ESCAPES, View
 
     data = b"".join(pieces)
-    for (escapes, decode), spans in zip(ESCAPES, escape_spans(data)):
+    # The pass that finds the escapes is the one that finds anchors and private strings.
+    search = LeakScanner({"/home/": "a path", "u0041": "a name"})._table(binary=False, nul=False).search
+    for (escapes, decode), spans in zip(ESCAPES, search.find(data, 0, len(data))[2]):
         whole, spanned = View(data, 0, len(data), escapes, decode), View(data, 0, len(data), escapes, decode, spans)
         assert (spanned.text, [spanned.raw(i) for i in range(len(spanned.text))]) == (whole.text, [whole.raw(i) for i in range(len(whole.text))])
 
 
 def test_a_private_string_spelled_with_an_escaped_slash_that_ends_a_small_file_is_found():
     # hyperscan (0.9.1) misses a '\/' that ends 17 to 34 bytes of data: the build's gate let
-    # 'gpu-b17\/' at the end of such a file out until escape_spans made up for it.
+    # 'gpu-b17\/' at the end of such a file out until leakviews.end_escape made up for it.
     from kitbuild.observe import Plan, observe_bytes
 
     plan = Plan(private={"gpu-b17/": "a machine name"})
@@ -558,3 +560,25 @@ def test_the_fast_pass_finds_the_same_whichever_library_runs_it(threshold, monke
     assert len(expected[0]) >= 5
     monkeypatch.setattr(leaks, "_HYPERSCAN_LITERALS", threshold)
     assert (LeakScanner(private).scan(data, binary=False), LeakScanner(private).scan(data, binary=True)) == expected
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.lists(st.sampled_from(WINDOW_PIECES), min_size=1, max_size=12), st.integers(0, 3 * LeakScanner.MAX_MATCH), st.booleans())
+@example([b"%2Fhome%2Fada%2Fx"], 9000, False)  # a decoded view far from the data's start: its anchors were tried at the wrong place
+def test_what_is_found_does_not_depend_on_where_in_the_data_it_lies(pieces, shift, binary):
+    # Lines before the text move every finding by as many bytes and change nothing else: a view
+    # decoded far into a file finds what one at its start does.
+    text = b"\n" * 8 + b" ".join(pieces)
+    found = [(leak.code, leak.offset + shift, leak.what) for leak in WINDOWS_SCANNER.scan(text, binary=binary)]
+    assert [(leak.code, leak.offset, leak.what) for leak in WINDOWS_SCANNER.scan(b"\n" * shift + text, binary=binary)] == found
+
+
+@pytest.mark.parametrize("encode", [all_escaped, lambda s: quote(s, safe=""), lambda s: s.replace("/", "\\/")], ids=["json-u", "percent", "json-slash"])
+def test_an_escaped_private_path_is_found_deep_in_a_file(encode):
+    # A path only a decoded view shows, a window and more into the data, through observe's blocks too.
+    from kitbuild.observe import Plan, observe_bytes
+
+    for at in (0, 100, 9_000, 3 * LeakScanner.MAX_MATCH, (1 << 20) - 7):
+        data = FILLER * (at // len(FILLER)) + b"x" * (at % len(FILLER)) + b" " + encode("/home/ada/runs").encode() + b" \n" + FILLER
+        assert [(leak.code, leak.offset) for leak in VERIFY.scan(data, binary=False)] == [("KB501", at + 1)]
+        assert [(leak.code, leak.offset) for leak in observe_bytes("notes.txt", data, Plan()).leaks] == [("KB501", at + 1)]
