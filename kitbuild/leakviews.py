@@ -35,6 +35,26 @@ class Encoding:
             units.byteswap()
         return units
 
+    def fold(self, data: bytes) -> bytes:
+        """Each whole code unit of ``data`` as one byte: an ASCII character as it is, anything
+        else as 0x80. Done a byte lane at a time with translate and one integer OR, not a code
+        unit at a time: a text dense with anchors is folded once, in C."""
+        unit = self.unit
+        n = len(data) // unit
+        low = (unit - 1) if self.big else 0
+        folded = data[low : n * unit : unit].translate(_ASCII_OR_80)
+        mask = 0
+        for lane in range(unit):
+            if lane != low:
+                mask |= int.from_bytes(data[lane : n * unit : unit].translate(_ZERO_OR_80), "little")
+        if mask:  # a unit with a high byte set is not ASCII, whatever its low byte
+            folded = (int.from_bytes(folded, "little") | mask).to_bytes(n, "little").translate(_ASCII_OR_80)
+        return folded
+
+
+_ASCII_OR_80 = bytes(range(128)) + b"\x80" * 128
+_ZERO_OR_80 = b"\0" + b"\x80" * 255
+
 
 _UINT32 = "I" if array("I").itemsize == 4 else "L"
 UTF8 = Encoding("utf-8", 1, False, 0)
