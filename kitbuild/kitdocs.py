@@ -21,7 +21,7 @@ from kitbuild import index as kit_index
 from kitbuild.findings import Finding
 from kitbuild.jsonfile import dump_json, load_json_pieces
 from kitbuild.kitfs import FILE, KitFS, Member, MemberError, NotAKitError
-from kitbuild.schema import key_path, load_schema, schema_errors
+from kitbuild.schema import key_path, keys_out_of_order, load_schema, schema_errors
 
 TEMPLATE_LIMIT = 1 << 20
 _HEX = re.compile(r"[0-9a-f]{64}")
@@ -189,27 +189,33 @@ def _validate(doc: JsonDoc, findings: list[Finding], codes: tuple[str, str], sch
         return
     assert doc.data is not None
     bad_schema, bad_layout = codes
-    errors = list(schema_errors(doc.document, load_schema(schema)))
+    rules = load_schema(schema)
+    errors = list(schema_errors(doc.document, rules))
     for where, what in errors:
         findings.append(Finding(bad_schema, doc.path, f"{key_path(where)}: {what}"))
     doc.valid = not errors
-    if doc.canonical:  # found so by the parse (index.json's, in pieces)
-        return
-    try:
-        canonical = dump_json(doc.document)
-    except orjson.JSONEncodeError:
-        # Nested deeper than kitbuild ever writes: it cannot be what a build wrote.
-        canonical = b""
-    doc.canonical = canonical == doc.data
-    if not doc.canonical:
-        findings.append(
-            Finding(
-                bad_layout,
-                doc.path,
-                "is not laid out as kitbuild writes it (two-space indent, keys in the order written, a final newline), so it was edited after the build",
-                line=first_difference(canonical, doc.data),
+    if not doc.canonical:  # else found so by the parse (index.json's, in pieces)
+        try:
+            canonical = dump_json(doc.document)
+        except orjson.JSONEncodeError:
+            # Nested deeper than kitbuild ever writes: it cannot be what a build wrote.
+            canonical = b""
+        doc.canonical = canonical == doc.data
+        if not doc.canonical:
+            findings.append(
+                Finding(
+                    bad_layout,
+                    doc.path,
+                    "is not laid out as kitbuild writes it (two-space indent, keys in the order written, a final newline), so it was edited after the build",
+                    line=first_difference(canonical, doc.data),
+                )
             )
-        )
+            return
+    # Dumped again, a parse keeps the file's own key order: the order is checked on its own.
+    disorder = keys_out_of_order(doc.document, rules)
+    if disorder is not None:
+        doc.canonical = False
+        findings.append(Finding(bad_layout, doc.path, f"{key_path(disorder)}: keys are not in the order kitbuild writes them, so it was edited after the build"))
 
 
 def first_difference(want: bytes, found: bytes) -> int:

@@ -211,3 +211,63 @@ def first_schema_error(instance: Any, schema: dict[str, Any]) -> tuple[list[str 
     """The best-matching violation as (key path, description), or None."""
     problem = first_schema_problem(instance, schema)
     return None if problem is None else (problem.path, problem.message)
+
+
+def keys_out_of_order(instance: Any, schema: dict[str, Any]) -> list[str | int] | None:
+    """The key path of the first object whose keys are not in the order its schema's
+    ``properties`` list them, or None. kitbuild writes every object so (its writers and its
+    schemas list the keys in one order), so a document parsed and dumped again, which keeps its
+    own order, is checked for it here. Keys a schema does not list are not placed."""
+    return _first_disorder(instance, schema, schema, [])
+
+
+def _resolve(node: Any, root: dict[str, Any]) -> dict[str, Any]:
+    """A schema node with its ``$ref`` followed and its ``allOf`` parts merged in."""
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/$defs/"):
+        node = {**root["$defs"][node["$ref"].rsplit("/", 1)[1]], **{k: v for k, v in node.items() if k != "$ref"}}
+    if not isinstance(node, dict):
+        return {}
+    resolved: dict[str, Any] = node
+    for part in resolved.get("allOf", ()):
+        part = _resolve(part, root)
+        resolved = {**resolved, "properties": {**part.get("properties", {}), **resolved.get("properties", {})}, "items": resolved.get("items", part.get("items"))}
+    return resolved
+
+
+def _first_disorder(instance: Any, node: Any, root: dict[str, Any], path: list[str | int]) -> list[str | int] | None:
+    node = _resolve(node, root)
+    if isinstance(instance, dict):
+        order = node.get("properties")
+        if not isinstance(order, dict):
+            return None
+        rank = {key: i for i, key in enumerate(order)}
+        placed = [rank[key] for key in instance if key in rank]
+        if placed != sorted(placed):
+            return path
+        for key, value in instance.items():
+            if key in rank and isinstance(value, (dict, list)):
+                found = _first_disorder(value, order[key], root, [*path, key])
+                if found is not None:
+                    return found
+    elif isinstance(instance, list) and node.get("items") is not None:
+        items = node["items"]
+        # A long list of one shape (index.json's files): each distinct key order is looked at once.
+        firsts: dict[tuple[str, ...], int] = {}
+        for i, item in enumerate(instance):
+            if isinstance(item, dict):
+                firsts.setdefault(tuple(item), i)
+            elif isinstance(item, list):
+                found = _first_disorder(item, items, root, [*path, i])
+                if found is not None:
+                    return found
+        for keys, i in sorted(firsts.items(), key=lambda kv: kv[1]):
+            found = _first_disorder(dict.fromkeys(keys), items, root, [*path, i])
+            if found is not None:
+                return found
+        if any(isinstance(v, (dict, list)) for item in instance if isinstance(item, dict) for v in item.values()):
+            for i, item in enumerate(instance):
+                if isinstance(item, dict):
+                    found = _first_disorder(item, items, root, [*path, i])
+                    if found is not None:
+                        return found
+    return None
