@@ -14,8 +14,10 @@ What it finds, by code:
   passed by an allow entry.
 
 Where: the raw bytes (ASCII, UTF-8), the text under JSON ``\\uXXXX`` and ``\\/`` escapes, under
-percent-encoding, and UTF-16 and UTF-32 in either byte order at any alignment. A finding is
-placed at the raw byte where its (encoded) text starts. Its ``what`` says what kind of thing it is,
+percent-encoding (up to five rounds of it), UTF-16 and UTF-32 in either byte order at any
+alignment, and the escapes inside UTF-16 and UTF-32 text. A finding is placed at the raw byte
+where its (encoded) text starts. Private strings and digests are found in any case of their
+ASCII letters. Its ``what`` says what kind of thing it is,
 never the text: a CI log of the report publishes nothing.
 
 The generic shapes and their anchors live in :mod:`kitbuild.shapes`; the encodings and the
@@ -37,7 +39,7 @@ from typing import Callable, ClassVar, Mapping, Sequence
 import ahocorasick_rs
 import hyperscan
 
-from kitbuild.leakviews import ESCAPE_FINDS, ESCAPES, REACH, end_escape, UTF8, WIDE, WIDE_BE, WIDE_LE, Encoding, View, char, forms, views
+from kitbuild.leakviews import ESCAPE_FINDS, ESCAPES, REACH, WIDE_ESCAPE_FINDS, end_escape, wide_stretches, UTF8, WIDE, WIDE_BE, WIDE_LE, Encoding, View, char, forms, views
 from kitbuild.shapes import ANCHORS, EMAIL, EMAIL_AT, ENCODED_ANCHORS, ESCAPE_LETTERS, FOLD_AFTER, FOLD_BEFORE, Shape, local_part_start
 
 __all__ = ["Leak", "LeakScanner"]
@@ -57,8 +59,9 @@ class Leak:
 # A private string with no '/' or '\\' is a name (a host, a user): it fires only as a whole name,
 # so 'gpu07' is not found in 'gpu070' or 'xgpu07' (nor in 'x.gpu07', another host), and is
 # found in 'gpu07.lab.example.org' (its short form is private either way) and at a sentence's
-# end ('gpu07.'). A path fires anywhere, as plain text.
-_NAME_BEFORE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+# end ('gpu07.'). '_' is no part of a host name (RFC 1123), so 'host_gpu07_rank0' and
+# 'ada_runs' name it too. A path fires anywhere, as plain text.
+_NAME_BEFORE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-")
 _NAME_AFTER = _NAME_BEFORE - {ord(".")}
 # The longest private or allow string, in UTF-8 bytes: fully \u-escaped (6 bytes a byte) it
 # still fits in REACH, so a window sees it whole.
@@ -129,17 +132,17 @@ class LeakScanner:
                 errors.append(f"a private string is longer than {_MAX_LITERAL} bytes: {what}")
                 continue
             name = "/" not in text and "\\" not in text
-            # Host names are case-blind, and Windows prints its computer's name in capitals.
-            for spelling in dict.fromkeys([text, text.lower(), text.upper()] if name else [text]):
-                for form, encoding in forms(spelling):
-                    add(form, _Literal("KB901", what, form, len(text), name, encoding))
+            # Looked for in any case (see _literal_matches): host names are case-blind, Windows
+            # prints its computer's name in capitals, and macOS and Windows paths are case-blind.
+            for form, encoding in forms(text):
+                add(form.lower(), _Literal("KB901", what, form.lower(), len(text), name, encoding))
         for digest, what in digests.items():
             if not re.fullmatch(r"[0-9a-fA-F]{64}", digest):
                 errors.append(f"a withheld digest is not 64 hex digits: {what}")
                 continue
-            for spelling in (digest.lower(), digest.upper()):
-                for encoding in (UTF8, *WIDE):
-                    add(spelling[:_DIGEST_PREFIX].encode(encoding.name), _Literal("KB903", what, spelling.encode(encoding.name), 64, False, encoding))
+            for encoding in (UTF8, *WIDE):
+                spelling = digest.lower().encode(encoding.name)
+                add(spelling[: _DIGEST_PREFIX * encoding.unit], _Literal("KB903", what, spelling, 64, False, encoding))
         self._literals = literals
         self._tables: dict[tuple[bool, bool], _Tables] = {}
         self._check_descriptions([*private.values(), *digests.values()])
@@ -199,7 +202,7 @@ class LeakScanner:
         hyperscanned = len(literal_patterns) <= _HYPERSCAN_LITERALS
         return _Tables(
             literals=[self._literals[p] for p in literal_patterns],
-            search=_Pass(anchor_patterns, literal_patterns if hyperscanned else []),
+            search=_Pass(anchor_patterns, literal_patterns if hyperscanned else [], wide=nul),
             literal_automaton=None if hyperscanned else _automaton(literal_patterns, ahocorasick_rs.MATCHKIND_LEFTMOST_LONGEST),
             literal_overlaps=_automaton(literal_patterns, ahocorasick_rs.MATCHKIND_STANDARD),
             longest=max(map(len, literal_patterns), default=0),
@@ -219,21 +222,32 @@ class LeakScanner:
         if lo >= hi:
             return []
         found: list[_Found] = []
-        escapes = self._scan_text(data, 0, len(data), None, binary, found)
-        for (pattern, decode), spans in zip(ESCAPES, escapes):
-            for view in views(data, spans, pattern, decode):
-                for start, end in view.near_escapes():
-                    self._scan_text(view.text, start, end, view, binary, found)
+        escapes, wide = self._scan_text(data, 0, len(data), None, binary, found)
+        self._scan_views(data, escapes, lambda at: at, binary, found)
+        for reading, first, folded in wide_stretches(data, wide):
+            # UTF-16 (UTF-32) text of escapes: its views, placed in the raw data and read as it is.
+            tables = self._table(binary=binary, nul=False)
+            here: list[_Found] = []
+            self._scan_views(folded, tables.search.find(folded, 0, len(folded))[2], lambda at: first + reading.unit * at, binary, here)
+            found += [(code, offset, length, what, reading, allowed) for code, offset, length, what, _, allowed in here]
         return _settle(found, lo, hi)
 
-    def _scan_text(self, text: bytes, first: int, last: int, view: View | None, binary: bool, found: list[_Found]) -> list[list[tuple[int, int]]]:
-        """Findings that lie in text[first:last], of the raw data (``view`` None) or of a
-        decoded view's text, into ``found``; the text around is their context. Returns where
-        the text's escapes are, for each kind of ESCAPES (see _Pass.find)."""
-        raw: Callable[[int], int] = (lambda at: at) if view is None else view.raw
+    def _scan_views(self, text: bytes, escapes: list[list[tuple[int, int]]], raw: Callable[[int], int], binary: bool, found: list[_Found]) -> None:
+        """Findings of the views of ``text`` around its ``escapes``, placed in the raw data by ``raw``."""
+        for (pattern, decode), spans in zip(ESCAPES, escapes):
+            for view in views(text, spans, pattern, decode):
+                for start, end in view.near_escapes():
+                    self._scan_text(view.text, start, end, _through(view, raw), binary, found)
+
+    def _scan_text(self, text: bytes, first: int, last: int, raw: Callable[[int], int] | None, binary: bool, found: list[_Found]) -> tuple[list[list[tuple[int, int]]], list[tuple[int, int]]]:
+        """Findings that lie in text[first:last], of the raw data (``raw`` None) or of a
+        decoded view's text (``raw`` places its bytes in the raw data), into ``found``; the text
+        around is their context. Returns where the text's escapes are (see _Pass.find)."""
         # UTF-16 and UTF-32 are read from the raw data only, where their NULs are.
-        tables = self._table(binary=binary, nul=view is None and b"\0" in text)
-        anchor_hits, literal_hits, escapes = tables.search.find(text, first, last)
+        tables = self._table(binary=binary, nul=raw is None and b"\0" in text)
+        if raw is None:
+            raw = _same
+        anchor_hits, literal_hits, escapes, wide_escapes = tables.search.find(text, first, last)
         for literal, start, end in self._literal_matches(text, tables, first, last, hits=literal_hits):
             found.append((literal.code, raw(start), literal.length, literal.what, literal.encoding, False))
         wide: dict[tuple[Encoding, int], list[tuple[int, Shape, int | None]]] = {}
@@ -252,14 +266,18 @@ class LeakScanner:
             # text), and one that an escape changes ends well before it (see leakviews._SPAN).
             for m in EMAIL_AT.finditer(text, first, last):
                 self._try(EMAIL, text, m.start(), None, raw, found)
-        return escapes
+        return escapes, wide_escapes
 
     def _literal_matches(
         self, text: bytes, tables: _Tables, first: int = 0, last: int | None = None, *, alone: bool = True, hits: list[tuple[int, int]] | None = None
     ) -> list[tuple[_Literal, int, int]]:
-        """(literal, start, end) of every occurrence of every literal in text[first:last],
-        overlapping ones too, names only where they stand ``alone`` (see _NAME_BEFORE);
-        ``hits``: the (start, end) tables.search found there, if it has searched.
+        """(literal, start, end) of every occurrence of every literal in text[first:last], in
+        any case, overlapping ones too, names only where they stand ``alone`` (see
+        _NAME_BEFORE); ``hits``: the (start, end) tables.search found there, if it has searched.
+
+        Every literal is held in lower case and looked for in any case of its ASCII letters
+        (hyperscan's caseless mode; near its hits, the text lowered): 'Gpu07', 'GPU07' and a
+        digest printed in upper case are what they are in lower case.
 
         The leftmost-longest search is the fast one (it skips ahead on a prefilter; the
         overlapping search does not: 340 against 14,000 MB/s for ten literals in clean records),
@@ -269,7 +287,8 @@ class LeakScanner:
             return []
         last = len(text) if last is None else last
         if tables.literal_automaton is not None:
-            found = [(first + start, first + end) for _, start, end in tables.literal_automaton.find_matches_as_indexes(memoryview(text)[first:last])]
+            lowered = text[first:last].lower()
+            found = [(first + start, first + end) for _, start, end in tables.literal_automaton.find_matches_as_indexes(lowered)]
         else:
             if hits is None:
                 hits = tables.search.find(text, first, last)[1]
@@ -286,13 +305,14 @@ class LeakScanner:
                 stretches.append([a, b])
         every: set[tuple[int, int]] = set()
         for a, b in stretches:
-            for index, start, _ in tables.literal_overlaps.find_matches_as_indexes(memoryview(text)[a:b], overlapping=True):
-                every.add((index, a + start))
+            lowered = text[a:b].lower()  # ASCII letters only, so every offset stays
+            for index, start, _ in tables.literal_overlaps.find_matches_as_indexes(lowered, overlapping=True):
+                every.add((a + start, index))
         matches = []
-        for index, start in sorted(every):
+        for start, index in sorted(every):
             for literal in tables.literals[index]:
                 end = start + len(literal.whole)
-                if text.startswith(literal.whole, start) and (not (alone and literal.name) or _name_bounded(text, start, end, literal.encoding)):
+                if text[start:end].lower() == literal.whole and (not (alone and literal.name) or _name_bounded(text, start, end, literal.encoding)):
                     matches.append((literal, start, end))
         return matches
 
@@ -369,20 +389,27 @@ class _Pass:
     anchors hold NUL bytes.
     """
 
-    def __init__(self, anchors: list[bytes], literals: list[bytes]) -> None:
+    def __init__(self, anchors: list[bytes], literals: list[bytes], wide: bool) -> None:
+        """``wide``: find escapes in UTF-16 and UTF-32 text too (WIDE_ESCAPE_FINDS)."""
         self.lengths = [len(p) for p in (*anchors, *literals)]
         self.anchors, self.literals = len(anchors), len(anchors) + len(literals)
-        expressions = [b"".join(b"\\x%02x" % c for c in p) for p in (*anchors, *literals)] + [p for p, _ in ESCAPE_FINDS]
+        self.escapes = self.literals + len(ESCAPE_FINDS)
+        wide_finds = [p for _, p in WIDE_ESCAPE_FINDS] if wide else []
+        expressions = [b"".join(b"\\x%02x" % c for c in p) for p in (*anchors, *literals)] + [p for p, _ in ESCAPE_FINDS] + wide_finds
+        # The literals in any case (see LeakScanner._literal_matches); the anchors and escapes as they are.
+        flags = [0] * len(anchors) + [hyperscan.HS_FLAG_CASELESS] * len(literals) + [0] * (len(ESCAPE_FINDS) + len(wide_finds))
         self.database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        self.database.compile(expressions=expressions, ids=list(range(len(expressions))), elements=len(expressions), flags=[0] * len(expressions))
+        self.database.compile(expressions=expressions, ids=list(range(len(expressions))), elements=len(expressions), flags=flags)
 
-    def find(self, text: bytes, first: int, last: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]], list[list[tuple[int, int]]]]:
+    def find(self, text: bytes, first: int, last: int) -> _Hits:
         """What lies in text[first:last]: (anchor index, start) of each anchor, (start, end) of
-        each literal, and for each kind of ESCAPES spans that hold its escapes, all in order."""
+        each literal, for each kind of ESCAPES spans that hold its escapes, and (unit, end) of
+        each escape in UTF-16 or UTF-32 text, all in order."""
         anchors: list[tuple[int, int]] = []
         literals: list[tuple[int, int]] = []
         escapes: list[list[tuple[int, int]]] = [[] for _ in ESCAPE_FINDS]
-        lengths, n_anchors, n_patterns = self.lengths, self.anchors, self.literals
+        wide: list[tuple[int, int]] = []
+        lengths, n_anchors, n_patterns, n_escapes = self.lengths, self.anchors, self.literals, self.escapes
 
         def hit(index: int, _from: int, to: int, _flags: int, _context: object) -> None:
             end = first + to
@@ -390,13 +417,29 @@ class _Pass:
                 anchors.append((index, end - lengths[index]))
             elif index < n_patterns:
                 literals.append((end - lengths[index], end))
-            else:
+            elif index < n_escapes:
                 kind = index - n_patterns
                 escapes[kind].append((max(first, end - ESCAPE_FINDS[kind][1]), end))
+            else:
+                wide.append((WIDE_ESCAPE_FINDS[index - n_escapes][0], end))
 
         self.database.scan(text[first:last], match_event_handler=hit)  # the whole text is not copied
         end_escape(text, first, last, escapes)
-        return anchors, literals, escapes
+        return anchors, literals, escapes, wide
+
+
+_Hits = tuple[list[tuple[int, int]], list[tuple[int, int]], list[list[tuple[int, int]]], list[tuple[int, int]]]
+
+
+def _same(at: int) -> int:
+    return at
+
+
+def _through(view: View, raw: Callable[[int], int]) -> Callable[[int], int]:
+    """Where a byte of ``view`` lies in the raw data, when ``raw`` places the view's own text there."""
+    if raw is _same:
+        return view.raw
+    return lambda at: raw(view.raw(at))
 
 
 # Up to this many literals, the fast pass is hyperscan's: 4,400 MB/s over random bytes against

@@ -16,7 +16,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-__all__ = ["ESCAPE_FINDS", "ESCAPES", "REACH", "end_escape", "UTF8", "WIDE", "WIDE_BE", "WIDE_LE", "Encoding", "View", "char", "forms", "views"]
+__all__ = ["ESCAPE_FINDS", "ESCAPES", "REACH", "WIDE_ESCAPE_FINDS", "end_escape", "wide_stretches", "UTF8", "WIDE", "WIDE_BE", "WIDE_LE", "Encoding", "View", "char", "forms", "views"]
 
 
 # -- encodings ---------------------------------------------------------------------------------
@@ -227,7 +227,10 @@ def _json_decode(m: re.Match[bytes]) -> bytes:
     return b"/"
 
 
-_PERCENT = re.compile(rb"%([0-9A-Fa-f]{2})")
+# A character percent-encoded again is '%25' and its code ('%252F' is '/' encoded twice, as a URL
+# in a query string prints it): up to five rounds are decoded as one, what as many rounds of a
+# reader's decoder give. Its longest, '%2525252541', is within _LONGEST.
+_PERCENT = re.compile(rb"%(?:25){0,4}([0-9A-Fa-f]{2})")
 
 
 def _percent_decode(m: re.Match[bytes]) -> bytes:
@@ -249,3 +252,36 @@ def end_escape(data: bytes, first: int, last: int, spans: list[list[tuple[int, i
     small file, a window's last piece). A property test found it."""
     if data.endswith(b"\\/", first, last) and not (spans[0] and spans[0][-1][1] == last):
         spans[0].append((max(first, last - ESCAPE_FINDS[0][1]), last))
+
+
+# Where UTF-16 or UTF-32 text holds an escape: a backslash then 'u' or '/', or a '%' then two hex
+# digits, each of its units little-endian with the last one's high NULs cut, so that big-endian
+# text matches too, one (three) bytes later (as the anchors are found: see leaks._build_table).
+WIDE_ESCAPE_FINDS = tuple(
+    (unit, rb"\\" + zeros + rb"[u/]|%" + zeros + rb"[0-9A-Fa-f]" + zeros + rb"[0-9A-Fa-f]")
+    for unit, zeros in ((2, rb"\x00"), (4, rb"\x00\x00\x00"))
+)
+
+
+def wide_stretches(data: bytes, ends: list[tuple[int, int]]) -> Iterable[tuple[Encoding, int, bytes]]:
+    """The UTF-16 or UTF-32 text around escapes found in ``data`` ((unit, end) of each, where
+    WIDE_ESCAPE_FINDS matched), folded (Encoding.fold): (reading, its first raw byte, the
+    folded text), each escape read both ways round. A view of the folded text decodes what
+    UTF-16 of JSON or of percent-encoding hides (a Windows tool's log of a URL, a .NET
+    serializer's '\\/'); 2 * REACH code units either side are context, as a View has."""
+    starts: dict[tuple[Encoding, int], list[int]] = {}
+    for unit, end in ends:
+        # The match's last character is the unit at end - 1 read little-endian, at end - unit big-endian.
+        for reading, at in ((WIDE_LE[unit], end - 1), (WIDE_BE[unit], end - unit)):
+            if at >= 0:
+                starts.setdefault((reading, at % unit), []).append(at)
+    for (reading, _), ats in starts.items():
+        unit, reach = reading.unit, 2 * REACH * reading.unit
+        ats.sort()
+        i = 0
+        while i < len(ats):
+            first = ats[i] - unit * min(2 * REACH, ats[i] // unit)
+            last, i = ats[i] + reach, i + 1
+            while i < len(ats) and ats[i] - reach <= last:
+                last, i = ats[i] + reach, i + 1
+            yield reading, first, reading.fold(data[first:last])
