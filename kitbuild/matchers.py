@@ -21,6 +21,7 @@ Matchers work on bytes, so a file that is not UTF-8 is rewritten without being d
 from __future__ import annotations
 
 import re
+from operator import itemgetter
 from typing import Any, Mapping
 
 import ahocorasick_rs
@@ -42,6 +43,32 @@ _BOUNDARIES = {
     "path_prefix": (re.compile(PATH_BEFORE), re.compile(PATH_END)),
     "literal_names": (re.compile(NAME_BEFORE), re.compile(NAME_END)),
 }
+
+
+class _Bounds:
+    """A primitive's boundaries as byte sets, read from its regexes (a regex call for each
+    occurrence cost a rewrite of records that name a path on every line a third of its time):
+    ``before``, the bytes that may not come before a match; ``ends`` and ``not_ends``, the bytes
+    after it that decide END alone either way. Past the data's end, or before another byte (a
+    '.', which END reads with the byte after it), the regex ``end`` is asked."""
+
+    def __init__(self, before: re.Pattern[bytes], end: re.Pattern[bytes]) -> None:
+        self.before = frozenset(c for c in range(256) if before.match(bytes([c])))
+        # What can follow: every byte class the patterns tell apart, and the end of the data.
+        nexts = [b""] + [bytes([c]) for c in (*range(128), 0x80, 0xFF)]
+        verdicts = {c: {end.match(bytes([c]) + n) is not None for n in nexts} for c in range(256)}
+        self.ends = frozenset(c for c, v in verdicts.items() if v == {True})
+        self.not_ends = frozenset(c for c, v in verdicts.items() if v == {False})
+        self.end = end
+
+
+_bounds: dict[str, _Bounds] = {}
+
+
+def _bounds_of(primitive: str) -> _Bounds:
+    if primitive not in _bounds:
+        _bounds[primitive] = _Bounds(*_BOUNDARIES[primitive])
+    return _bounds[primitive]
 
 DIGEST_RE = re.compile(rb"(?<![0-9A-Fa-f])(?:sha256:)?([0-9A-Fa-f]{64})(?![0-9A-Fa-f])")
 
@@ -139,14 +166,23 @@ class Matcher:
             literals = [k.encode("utf-8") for k in self.pairs]
             self._automaton = ahocorasick_rs.BytesAhoCorasick(literals)
             self._replacements = [v.encode("utf-8") for v in self.pairs.values()]
-        before, end = _BOUNDARIES[self.primitive]
+        bounds, replacements = _bounds_of(self.primitive), self._replacements
+        before, ends, not_ends, end, size = bounds.before, bounds.ends, bounds.not_ends, bounds.end, len(data)
         found = self._automaton.find_matches_as_indexes(data, overlapping=True)
-        found.sort(key=lambda m: (m[1], -m[2]))  # by start, the longest first at one start
+        # By start, the longest first at one start: the automaton reports occurrences as they
+        # end, so reversed, of two at one start the longer comes first, and a stable sort by
+        # start keeps it so (a sort by a key made in Python took a fifth of a rewrite).
+        found.reverse()
+        found.sort(key=itemgetter(1))
         hits: list[Hit] = []
         taken = 0  # the end of the last hit: a later one may not start before it
         for i, start, stop in found:
-            if start >= taken and not (start and before.match(data, start - 1)) and end.match(data, stop):
-                hits.append((start, stop, self._replacements[i]))
+            # The boundaries (_Bounds.hold), written out: this runs once for every occurrence.
+            if start < taken or (start and data[start - 1] in before):
+                continue
+            after = data[stop] if stop < size else None
+            if after in ends or (after not in not_ends and end.match(data, stop)):
+                hits.append((start, stop, replacements[i]))
                 taken = stop
         return hits
 
