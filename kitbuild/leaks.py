@@ -16,9 +16,9 @@ What it finds, by code:
 Where: the raw bytes (ASCII, UTF-8), the text under JSON ``\\uXXXX`` and ``\\/`` escapes, under
 percent-encoding (up to five rounds of it), UTF-16 and UTF-32 in either byte order at any
 alignment, and the escapes inside UTF-16 and UTF-32 text. A finding is placed at the raw byte
-where its (encoded) text starts. Private strings and digests are found in any case of their
-ASCII letters. Its ``what`` says what kind of thing it is,
-never the text: a CI log of the report publishes nothing.
+where its (encoded) text starts, and its ``what`` says what kind of thing it is, never the
+text: a CI log of the report publishes nothing. Private strings and digests are found in any
+case of their ASCII letters.
 
 The generic shapes and their anchors live in :mod:`kitbuild.shapes`; the encodings and the
 decoded views in :mod:`kitbuild.leakviews`. This module holds the scanner that runs them.
@@ -223,7 +223,7 @@ class LeakScanner:
             return []
         found: list[_Found] = []
         escapes, wide = self._scan_text(data, 0, len(data), None, binary, found)
-        self._scan_views(data, escapes, lambda at: at, binary, found)
+        self._scan_views(data, escapes, _same, binary, found)
         for reading, first, folded in wide_stretches(data, wide):
             # UTF-16 (UTF-32) text of escapes: its views, placed in the raw data and read as it is.
             tables = self._table(binary=binary, nul=False)
