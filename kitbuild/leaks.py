@@ -14,11 +14,11 @@ What it finds, by code:
   passed by an allow entry.
 
 Where: the raw bytes (ASCII, UTF-8), the text under JSON ``\\uXXXX`` and ``\\/`` escapes, under
-percent-encoding (up to five rounds of it), UTF-16 and UTF-32 in either byte order at any
-alignment, and the escapes inside UTF-16 and UTF-32 text. A finding is placed at the raw byte
-where its (encoded) text starts, and its ``what`` says what kind of thing it is, never the
-text: a CI log of the report publishes nothing. Private strings and digests are found in any
-case of their ASCII letters.
+percent-encoding (up to five rounds of it) and HTML character references, UTF-16 and UTF-32 in
+either byte order at any alignment, and the escapes inside UTF-16 and UTF-32 text. A finding is
+placed at the raw byte where its (encoded) text starts, and its ``what`` says what kind of thing
+it is, never the text: a CI log of the report publishes nothing. Private strings and digests
+are found in any case of their ASCII letters.
 
 The generic shapes and their anchors live in :mod:`kitbuild.shapes`; the encodings and the
 decoded views in :mod:`kitbuild.leakviews`. This module holds the scanner that runs them.

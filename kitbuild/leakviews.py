@@ -2,12 +2,15 @@
 
 Raw bytes are read as UTF-8 and as UTF-16 and UTF-32 in either byte order (:class:`Encoding`);
 a :class:`View` is the text of a stretch of the data with its JSON ``\\uXXXX`` and ``\\/``
-escapes, or its percent-encoding, decoded, and maps each of its bytes back to the raw offset a
-finding is placed at. :func:`forms` spells a literal the ways it is searched in the raw data.
+escapes, its percent-encoding or its HTML character references decoded, and maps each of its
+bytes back to the raw offset a finding is placed at; :func:`wide_stretches` gives the UTF-16 and
+UTF-32 text around escapes, folded, for views of their own. :func:`forms` spells a literal the ways it is searched in the raw data.
 """
 
 from __future__ import annotations
 
+import html
+import html.entities
 import json
 import re
 import sys
@@ -110,7 +113,10 @@ def char(text: bytes, at: int, encoding: Encoding) -> int | None:
 
 # Half of LeakScanner.MAX_MATCH: the farthest a finding's decision reaches from its start, either
 # way (an e-mail address of 640 characters, each \u-escaped; an allow string of
-# leaks._MAX_LITERAL bytes so).
+# leaks._MAX_LITERAL bytes so). Escaped text can be longer than that: a private string of more
+# than about 170 characters with every one \u-escaped inside UTF-32 text, or of more than 400
+# with each an HTML reference padded with zeros. Such text is found, except where it lies across
+# the edge of two of the windows a file is read in (one MiB each).
 REACH = 4096
 # The longest finding in a UTF-8 view, in bytes, and more: an e-mail address (640), a
 # private string's JSON spelling (2 x leaks._MAX_LITERAL, each backslash doubled) and a
@@ -237,12 +243,27 @@ def _percent_decode(m: re.Match[bytes]) -> bytes:
     return bytes((int(m.group(1), 16),))
 
 
+# HTML and XML character references: a page or report that escapes '/' as '&#x2F;' (as some
+# escaping rules ask) or a name as '&#103;pu07' shows the text as it is to every browser.
+# Numeric ones, and the 45 named ones of HTML5 that stand for an ASCII character ('&sol;',
+# '&period;', '&commat;'...), ending in ';'. (Any name at all, as a regex class, slowed the pass
+# over random bytes from 0.35 to 0.89 ms a MB; these, to 0.41.)
+_ASCII_NAMES = sorted(name[:-1] for name, text in html.entities.html5.items() if name.endswith(";") and len(text) == 1 and ord(text) < 128)
+_NAMED = b"|".join(name.encode() for name in _ASCII_NAMES)
+_HTML_REFERENCE = re.compile(rb"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|(?:" + _NAMED + rb"));")
+
+
+def _html_decode(m: re.Match[bytes]) -> bytes:
+    return html.unescape(m.group().decode("ascii")).encode("utf-8", "replace")
+
+
 # The escapes a view decodes, each with its decoding.
-ESCAPES = ((_JSON_ESCAPE, _json_decode), (_PERCENT, _percent_decode))
-# Each kind of escape as hyperscan finds it (any \\u escape, \\/, a %XX), with its longest
-# length: hyperscan gives where a match ends, and a span from that far back holds the escape.
-# The search runs in the leak scanner's one pass over the data (leaks._Pass).
-ESCAPE_FINDS = ((rb"\\u[0-9a-fA-F]{4}|\\/", 6), (rb"%[0-9A-Fa-f]{2}", 3))
+ESCAPES = ((_JSON_ESCAPE, _json_decode), (_PERCENT, _percent_decode), (_HTML_REFERENCE, _html_decode))
+# Each kind of escape as hyperscan finds it (any \\u escape, \\/, a %XX, a character
+# reference's start or a named one), with its longest length: hyperscan gives where a match ends,
+# and a span from that far back holds the escape (the rest of a numeric reference is within
+# _LONGEST after it). The search runs in the leak scanner's one pass over the data (leaks._Pass).
+ESCAPE_FINDS = ((rb"\\u[0-9a-fA-F]{4}|\\/", 6), (rb"%[0-9A-Fa-f]{2}", 3), (rb"&(?:#[0-9xX]|(?:" + _NAMED + rb");)", 2 + max(map(len, _ASCII_NAMES))))
 _LONGEST = 12  # the longest escape: a surrogate pair
 
 
@@ -254,11 +275,13 @@ def end_escape(data: bytes, first: int, last: int, spans: list[list[tuple[int, i
         spans[0].append((max(first, last - ESCAPE_FINDS[0][1]), last))
 
 
-# Where UTF-16 or UTF-32 text holds an escape: a backslash then 'u' or '/', or a '%' then two hex
-# digits, each of its units little-endian with the last one's high NULs cut, so that big-endian
-# text matches too, one (three) bytes later (as the anchors are found: see leaks._build_table).
+# Where UTF-16 or UTF-32 text holds an escape: a backslash then 'u' or '/', a '%' then two hex
+# digits, or '&#' (a numeric character reference), each of its units little-endian with the last
+# one's high NULs cut, so that big-endian text matches too, one (three) bytes later (as the
+# anchors are found: see leaks._build_table). Named references in such text are decoded where
+# another escape is near.
 WIDE_ESCAPE_FINDS = tuple(
-    (unit, rb"\\" + zeros + rb"[u/]|%" + zeros + rb"[0-9A-Fa-f]" + zeros + rb"[0-9A-Fa-f]")
+    (unit, rb"\\" + zeros + rb"[u/]|%" + zeros + rb"[0-9A-Fa-f]" + zeros + rb"[0-9A-Fa-f]|&" + zeros + rb"#")
     for unit, zeros in ((2, rb"\x00"), (4, rb"\x00\x00\x00"))
 )
 

@@ -48,6 +48,10 @@ TEXT_FORMS = {
     "JSON, every character escaped": all_escaped,
     "JSON, slashes escaped": lambda s: s.replace("/", "\\/"),
     "percent-encoded": lambda s: quote(s, safe=""),
+    "percent-encoded twice": lambda s: quote(quote(s, safe=""), safe=""),
+    "HTML, hex character references": lambda s: "&#x%X;" % ord(s[0]) + s[1:].replace("/", "&#x2F;"),
+    "HTML, every character a decimal reference": lambda s: "".join(f"&#{ord(c)};" for c in s),
+    "HTML, named references": lambda s: s.replace("/", "&sol;").replace(".", "&period;"),
 }
 WIDE = {  # encoding, its BOM (prepended by hand, so the "without BOM" case is the same call)
     "UTF-16LE": ("utf-16-le", b""),
@@ -459,11 +463,12 @@ def pieces_for_windows() -> list[bytes]:
     out = []
     for secret in secrets:
         out += [secret.encode(), all_escaped(secret).encode(), quote(secret, safe="").encode(), secret.replace("/", "\\/").encode()]
+        out += ["".join(f"&#{ord(c)};" for c in secret).encode(), secret.replace("/", "&#x2F;").encode("utf-16-le")]
         out += [secret.encode(encoding) for encoding in ("utf-16-le", "utf-16-be", "utf-32-le")]
         # encoded twice: escapes inside UTF-16/32 text, percent-encoding of percent-encoding
         out += [secret.replace("/", "\\/").encode("utf-16-be"), all_escaped(secret).encode("utf-16-le"), quote(quote(secret, safe=""), safe="").encode("utf-32-le")]
         out += [quote(quote(secret, safe=""), safe="").encode()]
-    return out + [b"\\", b"%", b"@", b"\0", b"/", b" ", b"\n", b"x", b"recall@10", b"1.10.0.0.5", b"\\n", b"\\u00", b"%2"]
+    return out + [b"\\", b"%", b"@", b"\0", b"/", b" ", b"\n", b"x", b"recall@10", b"1.10.0.0.5", b"\\n", b"\\u00", b"%2", b"&", b"&#", b"&amp;", b"&#x"]
 
 
 WINDOW_PIECES = pieces_for_windows()
@@ -532,6 +537,7 @@ def test_a_leak_is_a_frozen_value():
 # Pieces that make escapes of both kinds, half-escapes, surrogate pairs and their halves, and
 # runs of them that overlap: the views must decode them exactly as a search of the whole text.
 _ESCAPE_PIECES = [b"\\u0041", b"\\ud83d\\ude00", b"\\ud83d", b"\\ude00", b"\\/", b"\\\\", b"\\", b"u", b"%2F", b"%2f", b"%4", b"%", b"a", b"/home/", b"0", b"F"]
+_ESCAPE_PIECES += [b"%25", b"&", b"&#", b"&#x2F;", b"&#47;", b"&#x", b"2F", b";", b"&sol;", b"&amp;", b"&eacute;", b"&#1114111;", b"&#x110000;", b"sol"]
 
 
 @given(st.lists(st.sampled_from(_ESCAPE_PIECES), min_size=1, max_size=80))

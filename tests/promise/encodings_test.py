@@ -60,6 +60,13 @@ def percent(s: str) -> str:
     return quote(s[:i], safe="") + "%%%02X" % ord(s[i]) + quote(s[i + 1 :], safe="")
 
 
+def html_refs(s: str) -> str:
+    """The first letter as a decimal reference, every '/' as a hex one: as an HTML escaper that
+    escapes '/' writes a path, and a name made unsearchable by hand."""
+    i = _first_letter(s)
+    return s[:i].replace("/", "&#x2F;") + "&#%d;" % ord(s[i]) + s[i + 1 :].replace("/", "&#x2F;")
+
+
 def wide(encoding: str, bom: bytes = b"") -> Callable[[str], bytes]:
     return lambda s: bom + f"ran on {s} today\r\n".encode(encoding)
 
@@ -71,6 +78,7 @@ ENCODINGS: dict[str, tuple[str, Callable[[str], bytes]]] = {
     "JSON, all \\u-escaped": ("log.json", lambda s: ('{"note": "%s"}\n' % json_u_all(s)).encode()),
     "JSON \\/ escapes": ("log.json", lambda s: ('{"note": "ran on %s today"}\n' % s.replace("/", "\\/")).encode()),
     "percent-encoded": ("log.txt", lambda s: f"GET /runs?dir={percent(s)}&n=1 200\n".encode()),
+    "HTML character references": ("report.html", lambda s: f"<p>ran on <code>{html_refs(s)}</code> today</p>\n".encode()),
     "UTF-16LE": ("log.txt", wide("utf-16-le")),
     "UTF-16LE with BOM": ("log.txt", wide("utf-16-le", codecs.BOM_UTF16_LE)),
     "UTF-16BE": ("log.txt", wide("utf-16-be")),
@@ -167,6 +175,7 @@ COMPOSED: dict[str, Callable[[str], bytes]] = {
     "UTF-32BE of percent-encoding": lambda s: f"GET /runs?dir={percent(s)}\r\n".encode("utf-32-be"),
     "percent-encoded twice": lambda s: f"GET /runs?next={quote(percent(s), safe='')}\n".encode(),
     "percent-encoded three times": lambda s: f"GET /a?b={quote(quote(percent(s), safe=''), safe='')}\n".encode(),
+    "UTF-16LE of HTML character references": lambda s: f"<p>ran on {html_refs(s)}</p>\r\n".encode("utf-16-le"),
     "UTF-16LE of percent-encoding twice, deep in a log": lambda s: ("x\r\n" * 5000 + f"GET /runs?next={quote(percent(s), safe='')}\r\n").encode("utf-16-le"),
 }
 
