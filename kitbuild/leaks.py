@@ -318,14 +318,9 @@ class LeakScanner:
 
     def _try(self, shape: Shape, text: bytes, anchor: int, back: int | None, raw: Callable[[int], int], found: list[_Found]) -> None:
         """The shape's match at an anchor in UTF-8 text, if any, into ``found``, marked allowed or not."""
-        if back is None:
-            start = local_part_start(text, anchor)
-            if start is None:
-                return
-        else:
-            start = anchor - back
-            if start < 0:
-                return
+        start = _match_start(text, anchor, back)
+        if start is None:
+            return
         m = shape.pattern.match(text, start)
         if m is not None:
             allowed = self._allowed(text, m.start(), m.end(), UTF8)
@@ -349,14 +344,9 @@ class LeakScanner:
             folded = encoding.fold(data[first:end])
             for anchor, shape, back in tries[i:j]:
                 at = (anchor - first) // unit
-                if back is None:
-                    start = local_part_start(folded, at)
-                    if start is None:
-                        continue
-                else:
-                    start = at - back
-                    if start < 0:
-                        continue
+                start = _match_start(folded, at, back)
+                if start is None:
+                    continue
                 # The anchor's own stretch ends FOLD_AFTER code units on: so does the match.
                 m = shape.pattern.match(folded, start, at + FOLD_AFTER)
                 if m is None:
@@ -429,6 +419,14 @@ class _Pass:
 
 
 _Hits = tuple[list[tuple[int, int]], list[tuple[int, int]], list[list[tuple[int, int]]], list[tuple[int, int]]]
+
+
+def _match_start(text: bytes, anchor: int, back: int | None) -> int | None:
+    """Where a shape's match starts for its anchor: ``back`` characters before it, or (None)
+    where the local part before an e-mail address's '@' starts; None where there is none."""
+    if back is None:
+        return local_part_start(text, anchor)
+    return anchor - back if anchor >= back else None
 
 
 def _same(at: int) -> int:
