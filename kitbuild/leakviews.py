@@ -9,7 +9,6 @@ UTF-32 text around escapes, folded, for views of their own. :func:`forms` spells
 
 from __future__ import annotations
 
-import html
 import html.entities
 import json
 import re
