@@ -87,7 +87,7 @@ class _Places:
         out = []
         for path, offset, finding, column in self.waiting:
             line, col = places.get(path, {}).get(offset, (None, None))
-            out.append(replace(finding, line=line, message=f"column {col}: {finding.message}" if column else finding.message))
+            out.append(replace(finding, line=line, message=f"column {col}: {finding.message}" if column and col else finding.message))
         return out
 
 

@@ -55,6 +55,7 @@ _ADVICE = {
     "KB903": "add the digest-withheld rule, or exclude the file that prints the digest",
     "KB502": "add an 'allow' entry for the address with its reason (a public contact), a rule that rewrites it, or exclude the file",
     "KB503": "add an 'allow' entry with its reason, a rule that rewrites it, or exclude the file",
+    "KB504": "decompress the file in the bench (the rules then rewrite it, and the gate reads it whole), or exclude it",
     "KB401": "the record states a digest the copy here does not have: fix the record, or add the digest-withheld rule if a rule rewrote the file",
     "KB402": "declare the digest under 'external_digests' in kit.yaml with what the file is, or include the file it belongs to",
     "KB301": "the placeholder already occurs in a record: choose a placeholder no record holds",
@@ -63,9 +64,16 @@ _ADVICE = {
 }
 
 
+# A leak found in what a compressed file holds (kitbuild.compressed) says so in its message.
+_IN_COMPRESSED = re.compile(r"in its (gzip|bzip2|xz|zstandard) content")
+
+
 def finding_advice(findings: list[Finding]) -> list[str]:
     """What to do about each kind of finding, once per code: ``CODE: what to add or change.``"""
-    return [f"{code}: {_ADVICE[code]}." for code in sorted({f.code for f in findings}) if code in _ADVICE]
+    advice = [f"{code}: {_ADVICE[code]}." for code in sorted({f.code for f in findings}) if code in _ADVICE]
+    if any(_IN_COMPRESSED.search(f.message) for f in findings):
+        advice.append("A rule never rewrites inside a compressed file, which is copied as it is: decompress it in the bench, so the rules rewrite what it holds, or exclude it.")
+    return advice
 
 
 def gate_message(findings: list[Finding]) -> str:

@@ -9,8 +9,9 @@ BLOCK_SIZE = 1 << 20  # what a file is read in, here and in kitbuild.observe
 
 
 def locate(blocks: Iterable[bytes], offsets: Iterable[int]) -> dict[int, tuple[int, int]]:
-    """The (line, column) of each byte offset, both counted from 1, in one pass over ``blocks``."""
-    want = sorted(set(offsets))
+    """The (line, column) of each byte offset, both counted from 1, in one pass over ``blocks``.
+    A negative offset (a leak inside a compressed file's content) has no place here."""
+    want = sorted(o for o in set(offsets) if o >= 0)
     out: dict[int, tuple[int, int]] = {}
     line, last_nl, pos, i = 1, -1, 0, 0
     for block in blocks:

@@ -28,6 +28,7 @@ from typing import Any, BinaryIO, Mapping
 import ahocorasick_rs
 import orjson
 
+from kitbuild.compressed import DEPTH, Budget, Unpacked, compression_of
 from kitbuild.digests import DIGEST_LENGTH, digest_starts
 from kitbuild.fileformat import format_of
 from kitbuild.hashing import BlockHasher
@@ -193,17 +194,23 @@ def _sent(path: str, size: int, sha256: str, binary: bool, error: str | None, di
 
 
 class Observer:
-    """Feed a file's bytes in order (:meth:`feed`), then :meth:`finish` for its observation."""
+    """Feed a file's bytes in order (:meth:`feed`), then :meth:`finish` for its observation.
 
-    def __init__(self, path: str, plan: Plan) -> None:
+    ``inside``: the pass over what a compressed file holds (kitbuild.compressed), at that depth
+    and within that budget: it looks for leaks only."""
+
+    def __init__(self, path: str, plan: Plan, inside: tuple[Budget, int] | None = None) -> None:
         self.plan = plan
         self.obs = Observation(path, placeholders=[0] * len(plan.placeholders), words=[0] * len(plan.words))
-        self._hash: BlockHasher | None = BlockHasher()
+        self._inside = inside
+        self._hash: BlockHasher | None = BlockHasher() if inside is None else None
+        self._unpacked: Unpacked | None = None
         self._format = format_of(path)
         # The files a build writes about the kit (index.json, SHA256SUMS, croissant.json...)
         # print a digest for every file: their own checks compare each with the file, and no
         # check reads them as a record's digests or pairs (a kit of 100,000 files: 300,000 fewer).
-        self._written = path in WRITTEN
+        # Neither is read inside a compressed file: nothing there is a kit's record.
+        self._written = path in WRITTEN or inside is not None
         self._pairs = self._format in ("json", "ndjson") and not self._written
         self._head: bytearray | None = bytearray()  # until binary or not is known
         self._carry = b""  # the window's unsettled bytes, and context before them
@@ -233,8 +240,24 @@ class Observer:
             if len(self._head) < BINARY_SNIFF:
                 return
             data, self._head = bytes(self._head), None
-            self.obs.binary = b"\0" in data[:BINARY_SNIFF]
+            self._sniff(data)
+        if self._unpacked is not None:
+            self._unpacked.feed(data)
         self._window(data, final=False)
+
+    @property
+    def leaks(self) -> list[Leak]:
+        return self.obs.leaks
+
+    def _sniff(self, head: bytes) -> None:
+        """Binary or not, and compressed or not, from the file's first bytes."""
+        self.obs.binary = b"\0" in head[:BINARY_SNIFF]
+        kind = compression_of(head)
+        depth = 0 if self._inside is None else self._inside[1]
+        if kind is not None and depth < DEPTH:
+            budget = Budget() if self._inside is None else self._inside[0]
+            inner = Observer(self.obs.path, self.plan, (budget, depth + 1))
+            self._unpacked = Unpacked(kind, inner, budget, outermost=self._inside is None)
 
     def from_line(self, offset: int, before: bytes) -> None:
         """Observe a part of a text file (kitbuild.parts): what starts from ``offset``, a line
@@ -249,7 +272,9 @@ class Observer:
         end, a line start, with the bytes after it fed as context)."""
         if self._head is not None:
             data, self._head = bytes(self._head), None
-            self.obs.binary = b"\0" in data[:BINARY_SNIFF]
+            self._sniff(data)
+            if self._unpacked is not None:
+                self._unpacked.feed(data)
             self._window(data, final=True)
         else:
             self._window(b"", final=True, until=until)
@@ -260,6 +285,8 @@ class Observer:
                 self.obs.pairs_unread += 1
             else:
                 self._parse(b"".join(self._doc), -1)
+        if self._unpacked is not None:
+            self.obs.leaks.extend(self._unpacked.finish())
         self.obs.sha256 = self._hash.hexdigest() if self._hash is not None else ""
         return self.obs
 
@@ -312,7 +339,7 @@ class Observer:
         # Counted in every file, binary or not: a rewrite can pull a NUL into a text file's first
         # 8 KiB, and build and verify must count the words it wrote there the same way.
         for k, counter in enumerate(plan.counters):
-            if counter is None:
+            if counter is None or self._inside is not None:
                 continue
             start = max(lo, self._resume[k] - base)
             n, end = counter.count(window, start, hi) if start < hi else (0, 0)

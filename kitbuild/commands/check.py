@@ -134,8 +134,8 @@ def check(config_path: str | os.PathLike[str] = DEFAULT_CONFIG, *, jobs: int | N
                 with kit.open(path) as stream:
                     places = locate(blocks_of(stream), [leak.offset for leak in private])
                 for leak in private:
-                    line, col = places[leak.offset]
-                    report.findings.append(Finding("KB804", path, f"column {col}: {leak.what}", line=line))
+                    line, col = places.get(leak.offset, (None, None))
+                    report.findings.append(Finding("KB804", path, f"column {col}: {leak.what}" if col else leak.what, line=line))
             report.scanned += 1
             progress.advance(1, obs.size)
     progress.end()

@@ -130,8 +130,8 @@ def leak_findings(scan: BenchScan, jobs: int = 1) -> list[Finding]:
             with open(dst, "rb") as stream:
                 places = locate(blocks_of(stream), [leak.offset for leak in leaks])
             for leak in leaks:
-                line, col = places[leak.offset]
-                found.append(Finding(gate_code(leak.code), kit_path, f"column {col}: {leak.what}", line=line))
+                line, col = places.get(leak.offset, (None, None))
+                found.append(Finding(gate_code(leak.code), kit_path, f"column {col}: {leak.what}" if col else leak.what, line=line))
     return sorted(set(found), key=lambda f: (f.path, f.line or 0, f.message))
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import bz2
 import hashlib
 import os
 import re
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 from .verify_kits import EXTERNAL, PLACEHOLDER, build_kit, copy_kit, edit_json, refresh
 
+from kitbuild import compressed
 from kitbuild.cli import app
 from kitbuild.commands import verify as verify_module
 from kitbuild.commands.verify import verify
@@ -201,6 +203,8 @@ SCENARIOS: dict[str, Scenario] = {
     "KB501": lambda k, m: (_append(k / NOTES, b"\nread /home/bob/data"), refresh(k)),
     "KB502": lambda k, m: (_append(k / NOTES, b"\nmail bob@example.org"), refresh(k)),
     "KB503": lambda k, m: (_append(k / NOTES, b"\nhost 192.168.1.20"), refresh(k)),
+    # A bzip2 bomb, past a bound lowered for the test: 8 MiB of zeros in about 50 bytes.
+    "KB504": lambda k, m: (m.setattr(compressed, "FLOOR", 1 << 20), (k / NOTES).write_bytes(bz2.compress(b"\0" * (8 << 20))), refresh(k)),
     "KB601": lambda k, m: _append(k / "README.md", b"one more line\n"),
     "KB602": _hostile_template,
     "KB603": lambda k, m: (k / "index.html").unlink(),

@@ -12,13 +12,19 @@ stop the build (LeakError) with a KB901 or KB902 finding naming the record, and 
 
 from __future__ import annotations
 
+import bz2
 import codecs
+import gzip
+import io
+import lzma
+import tarfile
 import tempfile
 from pathlib import Path
 from typing import Callable
 from urllib.parse import quote
 
 import pytest
+import zstandard
 
 from benches import HOST, MAP_KEY, MAP_TO, SHORT, forms_found, kit_files, leftovers
 from kitbuild import LeakError, build, verify
@@ -234,3 +240,57 @@ def test_a_short_machine_name_between_separators_stops_the_build(text):
         config, out, _ = bench_with(Path(base), "log.txt", (text + "\n").encode(), [PATH_RULE, BOX_RULE])
         error = build_refused(config)
         assert "KB901" in {f.code for f in error.findings}
+
+
+# -- inside a compressed file --------------------------------------------------------------------
+#
+# A record published as runs.jsonl.gz is text to anyone with zcat. A rule never rewrites inside a
+# compressed file (build copies it as it is), so a secret in one must stop the build, wherever it
+# lies and however deep the layers go.
+
+
+def _tar_gz(data: bytes) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        info = tarfile.TarInfo("logs/run.log")
+        info.size, info.uname, info.gname = len(data), "runner", "runner"
+        archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+COMPRESSED: dict[str, tuple[str, Callable[[bytes], bytes]]] = {
+    "gzip": ("log.txt.gz", gzip.compress),
+    "bzip2": ("log.txt.bz2", bz2.compress),
+    "xz": ("log.txt.xz", lzma.compress),
+    "zstandard": ("log.txt.zst", lambda d: zstandard.ZstdCompressor().compress(d)),
+    "gzip, two members, the secret in the second": ("log.txt.gz", lambda d: gzip.compress(b"first\n" * 9000) + gzip.compress(d)),
+    "gzip, deep past a megabyte": ("log.txt.gz", lambda d: gzip.compress(b"x" * 3_000_001 + b"\n" + d)),
+    "tar.gz": ("logs.tar.gz", _tar_gz),
+    "xz of gzip": ("log.txt.gz.xz", lambda d: lzma.compress(gzip.compress(d))),
+    "zstandard of xz of gzip": ("log.txt.gz.xz.zst", lambda d: zstandard.ZstdCompressor().compress(lzma.compress(gzip.compress(d)))),
+}
+
+
+@pytest.mark.parametrize(
+    "kind, compressed, encoding",
+    [
+        pytest.param(kind, compressed, encoding, id=f"{kind}-{compressed}-{encoding}")
+        for kind in ("bench path", "machine name", "short form", "/home/… unmapped", "/scratch/… unmapped")
+        for compressed in COMPRESSED
+        for encoding in ("raw UTF-8", "UTF-16LE", "percent-encoded")
+        if encoding == "raw UTF-8" or compressed == "gzip"
+    ],
+)
+def test_a_secret_inside_a_compressed_file_stops_the_build(kind, compressed, encoding):
+    secret_of, rules, codes = SECRETS[kind]
+    name, compress = COMPRESSED[compressed]
+    with tempfile.TemporaryDirectory() as base:
+        source = Path(base).resolve() / "scratch" / "u7" / "runs" / "lme"
+        _, encode = ENCODINGS[encoding]
+        config, out, _ = bench_with(Path(base), name, compress(encode(secret_of(source))), rules)
+        error = build_refused(config)
+        inside = [f for f in error.findings if f.path == f"lme/notes/{name}" and f.code in codes]
+        assert any(f.message.startswith("in its ") and " content at line " in f.message for f in inside), error.findings
+        assert not out.exists() and leftovers(out) == []
+        assert str(source) not in str(error)
+        assert "decompress it in the bench" in str(error)

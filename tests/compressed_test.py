@@ -1,0 +1,154 @@
+"""What a compressed file holds is read by the one pass (kitbuild.compressed through
+kitbuild.observe): every layer, every member, placed by line and column, within bounds."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import lzma
+import os
+import time
+import zlib
+
+import pytest
+import zstandard
+from hypothesis import given, settings, strategies as st
+
+from kitbuild import compressed, index
+from kitbuild.compressed import compression_of
+from kitbuild.observe import Observer, Plan, observe_bytes, observe_stream
+from kittest import make_files, write_kit
+
+COMPRESS = {
+    "gzip": gzip.compress,
+    "bzip2": bz2.compress,
+    "xz": lzma.compress,
+    "zstandard": lambda d: zstandard.ZstdCompressor().compress(d),
+}
+PLAN = Plan(private={"gpu07": "a machine name"})
+
+
+def inside(data: bytes, plan: Plan = PLAN, name: str = "r.gz") -> list[tuple[str, str]]:
+    return [(leak.code, leak.what) for leak in observe_bytes(name, data, plan).leaks if leak.offset < 0]
+
+
+def place(text: bytes, needle: bytes) -> tuple[int, int]:
+    at = text.index(needle)
+    return text.count(b"\n", 0, at) + 1, at - text.rfind(b"\n", 0, at)
+
+
+@pytest.mark.parametrize("kind", COMPRESS)
+def test_each_compression_is_named_from_its_first_bytes(kind):
+    assert compression_of(COMPRESS[kind](b"hello\n")) == kind
+    assert compression_of(b"hello\n") is None and compression_of(b"") is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    kind=st.sampled_from(sorted(COMPRESS)),
+    lines_before=st.integers(0, 300_000),
+    column=st.integers(0, 5000),
+    cut=st.integers(1, 3 << 20),
+)
+def test_a_leak_inside_is_placed_at_its_line_and_column_in_the_decompressed_text(kind, lines_before, column, cut):
+    text = b"row\n" * lines_before + b"x" * column + b" /home/ada/runs/a.json gpu07\n" + b"tail\n" * 10
+    data = COMPRESS[kind](text)
+    observer = Observer("r.bin", PLAN)
+    for at in range(0, len(data), cut):  # blocks of any size: as build and verify read
+        observer.feed(data[at : at + cut])
+    found = {(leak.code, leak.what) for leak in observer.finish().leaks if leak.offset < 0}
+    line, col = place(text, b"/home/")
+    gline, gcol = place(text, b"gpu07")
+    assert found == {
+        ("KB501", f"in its {kind} content at line {line}, column {col}: a private path (/home/…)"),
+        ("KB901", f"in its {kind} content at line {gline}, column {gcol}: a machine name"),
+    }
+
+
+@pytest.mark.parametrize("cut_at", range(-12, 13))
+def test_a_member_whose_magic_is_cut_by_a_block_edge_is_read_on(cut_at):
+    first = gzip.compress(os.urandom(5000))
+    data = first + gzip.compress(b"run on gpu07\n")
+    observer = Observer("r.gz", PLAN)
+    edge = len(first) + cut_at
+    observer.feed(data[:edge])
+    observer.feed(data[edge:])
+    assert [leak.code for leak in observer.finish().leaks if leak.offset < 0] == ["KB901"]
+
+
+def test_layers_are_opened_to_the_depth_limit_and_no_further():
+    text = b"ok\nrun on gpu07\n"
+    layered = text
+    for kind in ("gzip", "xz", "bzip2"):
+        layered = COMPRESS[kind](layered)
+    assert inside(layered) == [("KB901", "in its bzip2 content, in its xz content, in its gzip content at line 2, column 8: a machine name")]
+    assert inside(gzip.compress(layered)) == []  # a fourth layer: the scan does not go on
+
+
+def test_bytes_that_only_start_like_a_compressed_file_give_nothing():
+    for magic in (b"\x1f\x8b\x08", b"BZh91AY&SY", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd"):
+        for tail in (os.urandom(200_000), b"", b"\0" * 50):
+            observation = observe_bytes("r.bin", magic + tail, PLAN)
+            assert [leak for leak in observation.leaks if leak.offset < 0] == []
+
+
+def test_a_truncated_file_is_read_as_far_as_it_goes():
+    data = gzip.compress(b"run on gpu07\n" + os.urandom(300_000).hex().encode())
+    assert inside(data[: len(data) // 2]) == [("KB901", "in its gzip content at line 1, column 8: a machine name")]
+
+
+def test_trailing_bytes_after_the_last_member_are_ignored_as_zcat_does():
+    data = gzip.compress(b"clean\n") + b"\0\0junk gpu07"
+    assert inside(data) == []  # the raw scan still sees the raw bytes
+    assert [leak.code for leak in observe_bytes("r.gz", data, PLAN).leaks] == ["KB901"]
+
+
+def test_a_decompression_bomb_is_reported_not_read_to_its_end(monkeypatch):
+    monkeypatch.setattr(compressed, "FLOOR", 8 << 20)
+    zeros = zlib.compressobj(9, zlib.DEFLATED, 31)
+    bomb = b"".join(zeros.compress(b"\0" * (1 << 20)) for _ in range(256)) + zeros.flush()  # 256 MiB in 250 KB
+    started = time.process_time()
+    found = inside(bomb)
+    assert time.process_time() - started < 5  # read to the bound (24 MiB), not to the end
+    (code, what), = found
+    assert code == "KB504" and what.startswith("its gzip content expands past")
+
+
+def test_a_bomb_inside_a_layer_is_counted_against_the_outer_file(monkeypatch):
+    monkeypatch.setattr(compressed, "FLOOR", 4 << 20)
+    inner = bz2.compress(b"\0" * (64 << 20))  # bzip2: 64 MiB in about 50 bytes
+    assert [code for code, _ in inside(gzip.compress(inner))] == ["KB504"]
+
+
+def test_a_stream_that_needs_too_much_memory_is_reported(monkeypatch):
+    monkeypatch.setattr(compressed, "MEMORY", 1 << 20)
+    text = os.urandom(3 << 20)
+    data = lzma.compress(text, preset=9)  # a 64 MiB dictionary
+    (code, what), = inside(data)
+    assert code == "KB504" and "memory" in what
+    big_window = zstandard.ZstdCompressor(compression_params=zstandard.ZstdCompressionParameters(window_log=24)).compress(text)
+    assert [code for code, _ in inside(big_window)] == ["KB504"]
+
+
+def test_a_clean_compressed_file_gives_no_finding():
+    text = b'{"run": "a", "score": 0.5, "note": "nothing private"}\n' * 200_000
+    observation = observe_stream("r.jsonl.gz", io.BytesIO(gzip.compress(text)), PLAN)
+    assert observation.leaks == [] and observation.binary
+
+
+def test_a_compressed_record_builds_and_verifies_and_a_secret_put_in_it_later_is_found(bench, cli):
+    make_files(bench / "src", {"runs.jsonl.gz": gzip.compress(b'{"q": 1, "ok": true}\n' * 5000), "a.txt": "one\n"})
+    write_kit(bench, out="./kit", sources=[{"path": "src", "as": "runs"}])
+    assert cli("build", "kit.yaml").exit_code == 0
+    assert cli("verify", "kit").exit_code == 0
+    # Swapped for one that holds a path, with index.json and SHA256SUMS fixed up to match.
+    tampered = gzip.compress(b'{"q": 1}\n' * 40 + b'{"log": "/home/ada/run.log"}\n')
+    (bench / "kit" / "runs" / "runs.jsonl.gz").write_bytes(tampered)
+    document = __import__("orjson").loads((bench / "kit" / "index.json").read_bytes())
+    entries = [index.entry(e["path"], (bench / "kit" / e["path"]).read_bytes()) for e in document["files"]]
+    provenance = index.entry("provenance.json", (bench / "kit" / "provenance.json").read_bytes())
+    (bench / "kit" / "index.json").write_bytes(index.index_bytes(document["kit"], entries, provenance))
+    result = cli("verify", "kit")
+    assert result.exit_code == 1
+    assert "KB501 runs/runs.jsonl.gz: in its gzip content at line 41, column 10: a private path (/home/…) that" in result.stdout
