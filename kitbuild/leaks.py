@@ -21,7 +21,8 @@ it is, never the text: a CI log of the report publishes nothing. Private strings
 are found in any case of their ASCII letters.
 
 The generic shapes and their anchors live in :mod:`kitbuild.shapes`; the encodings and the
-decoded views in :mod:`kitbuild.leakviews`. This module holds the scanner that runs them.
+decoded views in :mod:`kitbuild.leakviews`, base64 in :mod:`kitbuild.leakbase64`, the one
+hyperscan pass in :mod:`kitbuild.leakpass`. This module holds the scanner that runs them.
 
 Speed: hyperscan finds the anchors, the escapes and (up to 5,000 literals) where a private
 string may be; ahocorasick_rs finds every occurrence of a literal near each such place; ``re``
@@ -37,9 +38,10 @@ from dataclasses import dataclass
 from typing import Callable, ClassVar, Mapping, Sequence
 
 import ahocorasick_rs
-import hyperscan
 
-from kitbuild.leakviews import ESCAPE_FINDS, ESCAPES, REACH, WIDE_ESCAPE_FINDS, end_escape, wide_stretches, UTF8, WIDE, WIDE_BE, WIDE_LE, Encoding, View, char, forms, views
+from kitbuild.leakbase64 import cores, decoded_run
+from kitbuild.leakpass import Pass
+from kitbuild.leakviews import ESCAPES, REACH, wide_stretches, UTF8, WIDE, WIDE_BE, WIDE_LE, Encoding, View, char, forms, views
 from kitbuild.shapes import ANCHORS, EMAIL, EMAIL_AT, ENCODED_ANCHORS, ESCAPE_LETTERS, FOLD_AFTER, FOLD_BEFORE, Shape, local_part_start
 
 __all__ = ["Leak", "LeakScanner"]
@@ -87,11 +89,15 @@ class _Tables:
     """The patterns searched in one kind of data (text or binary, with or without NUL bytes)."""
 
     literals: list[list[_Literal]]  # per pattern
-    search: _Pass  # where the anchors, the escapes and (most often) the literals are
+    search: Pass  # where the anchors, the escapes and (most often) the literals are
     literal_automaton: ahocorasick_rs.BytesAhoCorasick | None  # where the literals are, past _HYPERSCAN_LITERALS
     literal_overlaps: ahocorasick_rs.BytesAhoCorasick | None  # every occurrence, near a hit
     longest: int
     anchors: list[list[tuple[Shape, int | None, Encoding]]]
+    # Per base64 core (kitbuild.leakbase64): the finding it is on its own (a withheld digest's
+    # bytes), or None where the run around it is decoded and searched.
+    base64: list[_Literal | None]
+    base64_automaton: ahocorasick_rs.BytesAhoCorasick | None  # the cores, past _HYPERSCAN_LITERALS
 
 
 # (code, raw offset, length, what, encoding, allowed) of a finding before it is settled: an
@@ -118,6 +124,7 @@ class LeakScanner:
 
     def __init__(self, private: Mapping[str, str] = {}, allow: Sequence[str] = (), digests: Mapping[str, str] = {}) -> None:
         literals: dict[bytes, list[_Literal]] = {}
+        encoded: dict[bytes, _Literal | None] = {}  # base64 cores: see _Tables.base64
         # Raised once the descriptions they print are known to hold no private string.
         errors: list[str] = []
 
@@ -136,6 +143,8 @@ class LeakScanner:
             # prints its computer's name in capitals, and macOS and Windows paths are case-blind.
             for form, encoding in forms(text):
                 add(form.lower(), _Literal("KB901", what, form.lower(), len(text), name, encoding))
+            for spelling in {text.encode(), text.lower().encode()}:
+                encoded.update(dict.fromkeys(cores(spelling)))
         for digest, what in digests.items():
             if not re.fullmatch(r"[0-9a-fA-F]{64}", digest):
                 errors.append(f"a withheld digest is not 64 hex digits: {what}")
@@ -143,7 +152,13 @@ class LeakScanner:
             for encoding in (UTF8, *WIDE):
                 spelling = digest.lower().encode(encoding.name)
                 add(spelling[: _DIGEST_PREFIX * encoding.unit], _Literal("KB903", what, spelling, 64, False, encoding))
+            # Its 32 bytes in base64 (sha256-… as Subresource Integrity and npm print it), and its
+            # hex digits so: 30 bytes of either are the digest.
+            for core in cores(bytes.fromhex(digest)):
+                encoded[core] = _Literal("KB903", f"{what}, base64-encoded", core, 64, False, UTF8)
+            encoded.update(dict.fromkeys(cores(digest.lower().encode())))
         self._literals = literals
+        self._encoded = encoded
         self._tables: dict[tuple[bool, bool], _Tables] = {}
         self._check_descriptions([*private.values(), *digests.values()])
         if errors:
@@ -199,14 +214,22 @@ class LeakScanner:
                         if not (binary and shape.text_only):
                             anchors.setdefault(pattern, []).append((shape, back, encoding))
         anchor_patterns = list(anchors)
+        # The anchors of the shapes in base64 too: a 5-byte anchor still fills a group however it lies.
+        encoded: dict[bytes, _Literal | None] = {core: None for anchor, shapes in ANCHORS.items() if len(anchor) >= 5 and not (binary and all(s.text_only for s, _ in shapes)) for core in cores(anchor)}
+        encoded.update(self._encoded)
         hyperscanned = len(literal_patterns) <= _HYPERSCAN_LITERALS
+        # Cores are plain bytes, found as they are: hyperscan compiles 2,000 of them in 0.04 s
+        # and 20,000 in 1 s, and searches them at 4,500 MB/s where a DFA of them manages 440.
+        encoded_hyperscanned = len(encoded) <= 4 * _HYPERSCAN_LITERALS
         return _Tables(
             literals=[self._literals[p] for p in literal_patterns],
-            search=_Pass(anchor_patterns, literal_patterns if hyperscanned else [], wide=nul),
+            search=Pass(anchor_patterns, literal_patterns if hyperscanned else [], wide=nul, encoded=list(encoded) if encoded_hyperscanned else []),
             literal_automaton=None if hyperscanned else _automaton(literal_patterns, ahocorasick_rs.MATCHKIND_LEFTMOST_LONGEST),
             literal_overlaps=_automaton(literal_patterns, ahocorasick_rs.MATCHKIND_STANDARD),
             longest=max(map(len, literal_patterns), default=0),
             anchors=[anchors[p] for p in anchor_patterns],
+            base64=list(encoded.values()),
+            base64_automaton=None if encoded_hyperscanned else _automaton(list(encoded), ahocorasick_rs.MATCHKIND_STANDARD),
         )
 
     # -- the scan ------------------------------------------------------------------------------
@@ -222,8 +245,9 @@ class LeakScanner:
         if lo >= hi:
             return []
         found: list[_Found] = []
-        escapes, wide = self._scan_text(data, 0, len(data), None, binary, found)
+        escapes, wide, encoded = self._scan_text(data, 0, len(data), None, binary, found)
         self._scan_views(data, escapes, _same, binary, found)
+        self._scan_base64(data, encoded, binary, found)
         for reading, first, folded in wide_stretches(data, wide):
             # UTF-16 (UTF-32) text of escapes: its views, placed in the raw data and read as it is.
             tables = self._table(binary=binary, nul=False)
@@ -239,15 +263,37 @@ class LeakScanner:
                 for start, end in view.near_escapes():
                     self._scan_text(view.text, start, end, _through(view, raw), binary, found)
 
-    def _scan_text(self, text: bytes, first: int, last: int, raw: Callable[[int], int] | None, binary: bool, found: list[_Found]) -> tuple[list[list[tuple[int, int]]], list[tuple[int, int]]]:
+    def _scan_base64(self, data: bytes, hits: list[tuple[int, int]], binary: bool, found: list[_Found]) -> None:
+        """Findings in base64 (kitbuild.leakbase64): each core found is one on its own, or the
+        run around it is decoded, aligned on it, and searched as a view; a finding there is
+        placed at the letters that hold its first byte."""
+        tables = self._table(binary=binary, nul=False)
+        runs: dict[tuple[int, int], bytes] = {}
+        for index, start in hits:
+            literal = tables.base64[index]
+            if literal is not None:
+                found.append((literal.code, start, literal.length, literal.what, UTF8, False))
+                continue
+            first, text = decoded_run(data, start, REACH)
+            runs.setdefault((first, len(text)), text)
+        for (first, _), text in runs.items():
+            here: list[_Found] = []
+            place = lambda at, first=first: first + at // 3 * 4  # noqa: E731
+            escapes = self._scan_text(text, 0, len(text), place, binary, here)[0]
+            self._scan_views(text, escapes, place, binary, here)
+            found += [(code, offset, length, f"{what}, base64-encoded", encoding, allowed) for code, offset, length, what, encoding, allowed in here]
+
+    def _scan_text(self, text: bytes, first: int, last: int, raw: Callable[[int], int] | None, binary: bool, found: list[_Found]) -> tuple[list[list[tuple[int, int]]], list[tuple[int, int]], list[tuple[int, int]]]:
         """Findings that lie in text[first:last], of the raw data (``raw`` None) or of a
         decoded view's text (``raw`` places its bytes in the raw data), into ``found``; the text
-        around is their context. Returns where the text's escapes are (see _Pass.find)."""
+        around is their context. Returns where the text's escapes are (see Pass.find)."""
         # UTF-16 and UTF-32 are read from the raw data only, where their NULs are.
         tables = self._table(binary=binary, nul=raw is None and b"\0" in text)
         if raw is None:
             raw = _same
-        anchor_hits, literal_hits, escapes, wide_escapes = tables.search.find(text, first, last)
+        anchor_hits, literal_hits, escapes, wide_escapes, encoded = tables.search.find(text, first, last)
+        if tables.base64_automaton is not None:
+            encoded = sorted(encoded + [(index, first + start) for index, start, _ in tables.base64_automaton.find_matches_as_indexes(text[first:last], overlapping=True)])
         for literal, start, end in self._literal_matches(text, tables, first, last, hits=literal_hits):
             found.append((literal.code, raw(start), literal.length, literal.what, literal.encoding, False))
         wide: dict[tuple[Encoding, int], list[tuple[int, Shape, int | None]]] = {}
@@ -266,7 +312,7 @@ class LeakScanner:
             # text), and one that an escape changes ends well before it (see leakviews._SPAN).
             for m in EMAIL_AT.finditer(text, first, last):
                 self._try(EMAIL, text, m.start(), None, raw, found)
-        return escapes, wide_escapes
+        return escapes, wide_escapes, encoded
 
     def _literal_matches(
         self, text: bytes, tables: _Tables, first: int = 0, last: int | None = None, *, alone: bool = True, hits: list[tuple[int, int]] | None = None
@@ -363,62 +409,6 @@ class LeakScanner:
             if len(allow) >= end - start and text.find(allow, max(0, end - len(allow)), start + len(allow)) >= 0:
                 return True
         return False
-
-
-class _Pass:
-    """One hyperscan pass over data: where the shapes' anchors are, where a literal may be, and
-    where the escapes a view decodes are (leakviews.ESCAPE_FINDS).
-
-    The anchors and the escapes are searched in every byte of every file, and in binary data
-    (random bytes hold the anchors' first bytes often, which defeats an automaton's prefilter)
-    that search was most of a file's time: hyperscan's SIMD literal matcher runs it at 3,600
-    MB/s over random bytes and 2,900 over records, against 580 for an ahocorasick_rs DFA of the
-    same anchors (docs/performance.md). One database for all three kinds reads each byte once:
-    0.43 ms a MB of random bytes, against 0.68 for one pass each. Each literal is compiled as a
-    regex of \\xHH escapes: the binding's literal mode reads a pattern as a C string, and
-    anchors hold NUL bytes.
-    """
-
-    def __init__(self, anchors: list[bytes], literals: list[bytes], wide: bool) -> None:
-        """``wide``: find escapes in UTF-16 and UTF-32 text too (WIDE_ESCAPE_FINDS)."""
-        self.lengths = [len(p) for p in (*anchors, *literals)]
-        self.anchors, self.literals = len(anchors), len(anchors) + len(literals)
-        self.escapes = self.literals + len(ESCAPE_FINDS)
-        wide_finds = [p for _, p in WIDE_ESCAPE_FINDS] if wide else []
-        expressions = [b"".join(b"\\x%02x" % c for c in p) for p in (*anchors, *literals)] + [p for p, _ in ESCAPE_FINDS] + wide_finds
-        # The literals in any case (see LeakScanner._literal_matches); the anchors and escapes as they are.
-        flags = [0] * len(anchors) + [hyperscan.HS_FLAG_CASELESS] * len(literals) + [0] * (len(ESCAPE_FINDS) + len(wide_finds))
-        self.database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        self.database.compile(expressions=expressions, ids=list(range(len(expressions))), elements=len(expressions), flags=flags)
-
-    def find(self, text: bytes, first: int, last: int) -> _Hits:
-        """What lies in text[first:last]: (anchor index, start) of each anchor, (start, end) of
-        each literal, for each kind of ESCAPES spans that hold its escapes, and (unit, end) of
-        each escape in UTF-16 or UTF-32 text, all in order."""
-        anchors: list[tuple[int, int]] = []
-        literals: list[tuple[int, int]] = []
-        escapes: list[list[tuple[int, int]]] = [[] for _ in ESCAPE_FINDS]
-        wide: list[tuple[int, int]] = []
-        lengths, n_anchors, n_patterns, n_escapes = self.lengths, self.anchors, self.literals, self.escapes
-
-        def hit(index: int, _from: int, to: int, _flags: int, _context: object) -> None:
-            end = first + to
-            if index < n_anchors:
-                anchors.append((index, end - lengths[index]))
-            elif index < n_patterns:
-                literals.append((end - lengths[index], end))
-            elif index < n_escapes:
-                kind = index - n_patterns
-                escapes[kind].append((max(first, end - ESCAPE_FINDS[kind][1]), end))
-            else:
-                wide.append((WIDE_ESCAPE_FINDS[index - n_escapes][0], end))
-
-        self.database.scan(text[first:last], match_event_handler=hit)  # the whole text is not copied
-        end_escape(text, first, last, escapes)
-        return anchors, literals, escapes, wide
-
-
-_Hits = tuple[list[tuple[int, int]], list[tuple[int, int]], list[list[tuple[int, int]]], list[tuple[int, int]]]
 
 
 def _match_start(text: bytes, anchor: int, back: int | None) -> int | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import codecs
 import hashlib
 import ipaddress
@@ -468,6 +469,9 @@ def pieces_for_windows() -> list[bytes]:
         # encoded twice: escapes inside UTF-16/32 text, percent-encoding of percent-encoding
         out += [secret.replace("/", "\\/").encode("utf-16-be"), all_escaped(secret).encode("utf-16-le"), quote(quote(secret, safe=""), safe="").encode("utf-32-le")]
         out += [quote(quote(secret, safe=""), safe="").encode()]
+        # base64, starting at each place in a 3-byte group, and URL-safe
+        out += [base64.b64encode(lead + secret.encode()) for lead in (b"", b"~", b"~~")] + [base64.urlsafe_b64encode(b"\xfb\xff" + secret.encode())]
+    out += [b"sha256-" + base64.b64encode(bytes.fromhex(DIGEST)), base64.b64encode(bytes(range(256)) * 3)]
     return out + [b"\\", b"%", b"@", b"\0", b"/", b" ", b"\n", b"x", b"recall@10", b"1.10.0.0.5", b"\\n", b"\\u00", b"%2", b"&", b"&#", b"&amp;", b"&#x"]
 
 
@@ -601,3 +605,34 @@ def test_an_escaped_private_path_is_found_deep_in_a_file(encode):
         data = FILLER * (at // len(FILLER)) + b"x" * (at % len(FILLER)) + b" " + encode("/home/ada/runs").encode() + b" \n" + FILLER
         assert [(leak.code, leak.offset) for leak in VERIFY.scan(data, binary=False)] == [("KB501", at + 1)]
         assert [(leak.code, leak.offset) for leak in observe_bytes("notes.txt", data, Plan()).leaks] == [("KB501", at + 1)]
+
+
+# -- base64 --------------------------------------------------------------------------------------
+
+# An e-mail address or IPv4 address is found in base64 only near one of these: '@' and '10.' are
+# too short to look for encoded (kitbuild.leakbase64).
+CODES_OF = {"/home/ada/runs": "KB501", "/scratch/u7/x": "KB501", PATH: "KB901", HOST: "KB901", SHORT: "KB901", "/home/ada@lab.example.org": "KB501"}
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(sorted(CODES_OF)), st.binary(max_size=40), st.binary(max_size=40), st.booleans())
+def test_a_secret_in_base64_is_found_wherever_it_starts_and_placed_at_its_letters(secret, before, after, url_safe):
+    encode = base64.urlsafe_b64encode if url_safe else base64.b64encode
+    plain = before + b" " + secret.encode() + b" " + after
+    letters = encode(plain)
+    data = b'{"blob": "' + letters + b'"}\n'
+    found = [(leak.code, leak.offset) for leak in BUILD.scan(data, binary=False)]
+    at = len(before) + 1  # the secret's first byte, in the letters of its 3-byte group
+    assert (CODES_OF[secret], 10 + at // 3 * 4) in found, (found, plain)
+
+
+def test_a_withheld_digest_in_base64_is_found_as_integrity_metadata_prints_it():
+    for spelling in (b"sha256-" + base64.b64encode(bytes.fromhex(DIGEST)), base64.b64encode(DIGEST.encode()), base64.urlsafe_b64encode(b"x" + bytes.fromhex(DIGEST))):
+        assert {leak.code for leak in BUILD.scan(b"integrity: " + spelling + b"\n", binary=False)} == {"KB903"}, spelling
+
+
+def test_base64_of_other_bytes_gives_nothing():
+    rnd = random.Random(7)
+    blob = base64.b64encode(rnd.randbytes(3 << 20))
+    clean = base64.b64encode(b"/opt/tools/bin and /usr/share/x, gpu070 and xgpu07 ran; home/adam is relative\n" * 50)
+    assert BUILD.scan(blob + b"\n" + clean, binary=False) == []

@@ -12,6 +12,7 @@ stop the build (LeakError) with a KB901 or KB902 finding naming the record, and 
 
 from __future__ import annotations
 
+import base64
 import bz2
 import codecs
 import gzip
@@ -91,6 +92,13 @@ ENCODINGS: dict[str, tuple[str, Callable[[str], bytes]]] = {
     "UTF-16BE with BOM": ("log.txt", wide("utf-16-be", codecs.BOM_UTF16_BE)),
     "UTF-32LE": ("log.txt", wide("utf-32-le")),
     "UTF-32BE": ("log.txt", wide("utf-32-be")),
+    # base64, the secret at each of the three places a 3-byte group can hold its first byte
+    **{
+        f"base64, {lead} bytes before it": ("log.json", (lambda s, lead=lead: ('{"blob": "%s"}\n' % base64.b64encode(b"~" * lead + f"ran on {s}".encode()).decode()).encode()))
+        for lead in (0, 1, 2)
+    },
+    "base64url in a token": ("log.txt", lambda s: b"GET /x?state=" + base64.urlsafe_b64encode(f"\xff {s}?".encode()).rstrip(b"=") + b" 200\n"),
+    "base64 in a data URI": ("report.html", lambda s: b'<a href="data:text/plain;base64,' + base64.b64encode(f"ran on {s} today".encode()) + b'">log</a>\n'),
 }
 
 

@@ -1,0 +1,61 @@
+"""Private text inside base64, as the leak scan finds it.
+
+Base64 is how text travels inside other text: a data URI, a JWT's claims, a config embedded in a
+JSON record, a Kubernetes secret, a ``sha256-…`` integrity digest. ``base64 -d`` reads it back
+at once, so the gate must too. Decoding every run of base64 letters is out of the question
+(every word and every hex digest is one), so the scan looks for what it wants to find, encoded:
+each anchor of a private-path shape and each private string, as base64 at each of the three
+places it can start within a 3-byte group (:func:`cores`), in the one hyperscan pass with the
+rest (kitbuild.leaks). Where one occurs, the run of base64 around it is decoded, aligned on it,
+and the decoded text is searched like any other view: the shapes, the private strings with their
+boundaries, the allow list. A withheld digest is also looked for as base64 of its 32 bytes (how
+Subresource Integrity and npm print a digest), which needs no decoding: 30 bytes of a sha256 do
+not turn up by chance.
+
+Both alphabets are read (``+/`` and the URL-safe ``-_``). Base64 wrapped over lines (MIME, PEM)
+is found where what it hides does not cross a line end.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from typing import Iterable
+
+__all__ = ["cores", "decoded_run"]
+
+_URL_SAFE = bytes.maketrans(b"+/", b"-_")
+_STANDARD = bytes.maketrans(b"-_", b"+/")
+_LETTERS = re.compile(rb"[A-Za-z0-9+/_-]*")
+
+
+def cores(needle: bytes) -> Iterable[bytes]:
+    """What ``needle`` looks like in any base64 that holds it: for each of the three places it
+    can start in a 3-byte group, the encoding of its whole groups (the letters that depend on
+    nothing else), in each alphabet. A needle too short to fill a group at some start has no
+    core there."""
+    found: list[bytes] = []
+    for skip in (0, 1, 2):
+        body = needle[skip:]
+        whole = len(body) // 3 * 3
+        if whole:
+            core = base64.b64encode(body[:whole])
+            found += [core, core.translate(_URL_SAFE)]
+    return dict.fromkeys(found)
+
+
+def decoded_run(data: bytes, start: int, reach: int) -> tuple[int, bytes]:
+    """The base64 run around a core found at ``start`` (a group's first letter), decoded up to
+    ``reach`` letters either way: (the raw offset of its first letter, the decoded bytes). Decoded
+    byte ``i`` came from the letters at ``first + i // 3 * 4``."""
+    before = data[max(0, start - reach) : start][::-1]
+    back = len(_LETTERS.match(before).group()) // 4 * 4  # type: ignore[union-attr]
+    ahead = len(_LETTERS.match(data, start, min(len(data), start + reach)).group())  # type: ignore[union-attr]
+    first, letters = start - back, data[start - back : start + ahead]
+    whole = len(letters) // 4 * 4
+    tail = letters[whole:]
+    text = letters[:whole] + (tail + b"=" * (4 - len(tail)) if len(tail) >= 2 else b"")
+    try:
+        return first, base64.b64decode(text.translate(_STANDARD), validate=True)
+    except ValueError:  # binascii.Error: a last group that is no group (a stray letter)
+        return first, base64.b64decode(letters[:whole].translate(_STANDARD), validate=True)
