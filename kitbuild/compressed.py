@@ -1,10 +1,11 @@
 """What a compressed file holds, read by the leak scan as the file is read.
 
-A record published as ``runs.jsonl.gz`` (or a BAM file, a ``.tar.xz`` of logs, a ``.zst`` dump)
-is text to anyone who opens it with zcat, and its bytes are not: a private path in it is
-invisible to a scan of those bytes. So the pass over a file (:mod:`kitbuild.observe`) that starts
-with the magic bytes of gzip, bzip2, xz or zstandard also runs it through the decompressor and
-scans what comes out, in the same windows and with the same scanner, in build and verify alike.
+A record published as ``runs.jsonl.gz`` (or a BAM file, a ``.tar.xz`` of logs, a ``.zst`` dump,
+an ``.xlsx`` table, which is a zip) is text to anyone who opens it with zcat or a spreadsheet,
+and its bytes are not: a private path in it is invisible to a scan of those bytes. So the pass
+over a file (:mod:`kitbuild.observe`) that starts with the magic bytes of gzip, bzip2, xz,
+zstandard or a zip member also runs it through the decompressor and scans what comes out (each
+zip member on its own), in the same windows and with the same scanner, in build and verify alike.
 A stream that starts with another such stream (a ``.tar.gz`` compressed again) is opened too, up
 to ``DEPTH`` layers. Concatenated members (``cat a.gz b.gz``, bgzip) are read as zcat reads them:
 one after the other.
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import bz2
 import lzma
+import struct
 import zlib
 from typing import Any, Callable, Protocol, cast
 
@@ -45,6 +47,7 @@ _MAGIC = (
     ("bzip2", tuple(b"BZh" + bytes([d]) + m for d in b"123456789" for m in (b"1AY&SY", b"\x17rE8P\x90"))),
     ("xz", (b"\xfd7zXZ\x00",)),
     ("zstandard", (b"\x28\xb5\x2f\xfd",)),
+    ("zip", (b"PK\x03\x04",)),
 )
 
 
@@ -88,56 +91,23 @@ class Inner(Protocol):
     def leaks(self) -> list[Leak]: ...
 
 
-class Unpacked:
-    """One layer: feed it the compressed bytes in order, then :meth:`finish` for the leaks found
-    in what they hold, each with where it lies in the decompressed text (its offset is -1: no
-    place in the file's own bytes)."""
+class _Content:
+    """One decompressed stream (a gzip file's text, a zip member's), fed to its own inner pass
+    in blocks, with what it found placed by line and column; ``label`` says where, in a
+    finding ('its gzip content', 'its zip member 3')."""
 
-    def __init__(self, kind: str, inner: Inner, budget: Budget, outermost: bool) -> None:
-        self.kind, self.inner, self.budget, self.outermost = kind, inner, budget, outermost
-        self.done = False  # a corrupt stream, or the budget spent
-        self.over = False
-        self.too_large = False
-        self._push = _decoder(kind)
+    def __init__(self, label: str, inner: Inner, budget: Budget) -> None:
+        self.label, self.inner, self.budget = label, inner, budget
+        self.written = 0  # bytes fed to ``inner``
         self._pending = bytearray()
-        self._written = 0  # bytes fed to ``inner``
         # The last two blocks fed, as (offset, lines before it, offset of the last newline
         # before it, bytes): a leak the inner pass reports lies in one of them.
         self._blocks: list[tuple[int, int, int, bytes]] = []
         self._lines, self._last_nl = 0, -1
         self._taken = 0
-        self._found: list[Leak] = []
+        self.found: list[Leak] = []
 
-    def feed(self, data: bytes) -> None:
-        if self.outermost:
-            self.budget.fed += len(data)
-        if self.done or not data:
-            return
-        try:
-            self._push(data, self._emit)
-        except _Over:
-            self.over = self.done = True
-        except _TooLarge:
-            self.too_large = self.done = True
-        except (zlib.error, OSError, EOFError, lzma.LZMAError, zstandard.ZstdError, ValueError):
-            self.done = True  # corrupt: what came out before was read
-
-    def finish(self) -> list[Leak]:
-        if self._pending:
-            self._feed_inner(bytes(self._pending))
-        self.inner.finish()
-        self._collect()
-        if (self.over or self.too_large) and not self.budget.reported:
-            self.budget.reported = True
-            why = (
-                f"expands past {FLOOR >> 30} GiB and {RATIO} times the file's size"
-                if self.over
-                else f"needs more than {MEMORY >> 20} MiB of memory to decompress"
-            )
-            self._found.append(Leak("KB504", -1, f"its {self.kind} content {why}: the leak scan read only its first {self._written:,} bytes decompressed"))
-        return self._found
-
-    def _emit(self, out: bytes) -> None:
+    def write(self, out: bytes) -> None:
         if not out:
             return
         self.budget.out += len(out)
@@ -147,17 +117,25 @@ class Unpacked:
         while len(self._pending) >= BLOCK_SIZE:
             block = bytes(self._pending[:BLOCK_SIZE])
             del self._pending[:BLOCK_SIZE]
-            self._feed_inner(block)
+            self._feed(block)
         if self.budget.over:
             raise _Over  # a layer inside this one spent it
 
-    def _feed_inner(self, block: bytes) -> None:
-        self._blocks = self._blocks[-1:] + [(self._written, self._lines, self._last_nl, block)]
+    def close(self) -> list[Leak]:
+        if self._pending:
+            self._feed(bytes(self._pending))
+            self._pending = bytearray()
+        self.inner.finish()
+        self._collect()
+        return self.found
+
+    def _feed(self, block: bytes) -> None:
+        self._blocks = self._blocks[-1:] + [(self.written, self._lines, self._last_nl, block)]
         self._lines += block.count(b"\n")
         nl = block.rfind(b"\n")
         if nl >= 0:
-            self._last_nl = self._written + nl
-        self._written += len(block)
+            self._last_nl = self.written + nl
+        self.written += len(block)
         self.inner.feed(block)
         self._collect()
 
@@ -166,10 +144,10 @@ class Unpacked:
         leaks = self.inner.leaks
         for leak in leaks[self._taken :]:
             if leak.offset < 0:  # from a layer inside this one, placed there already
-                self._found.append(Leak(leak.code, -1, f"in its {self.kind} content, {leak.what}"))
+                self.found.append(Leak(leak.code, -1, f"in {self.label}, {leak.what}"))
                 continue
             line, column = self._place(leak.offset)
-            self._found.append(Leak(leak.code, -1, f"in its {self.kind} content at line {line}, column {column}: {leak.what}"))
+            self.found.append(Leak(leak.code, -1, f"in {self.label} at line {line}, column {column}: {leak.what}"))
         self._taken = len(leaks)
 
     def _place(self, offset: int) -> tuple[int, int]:
@@ -181,10 +159,65 @@ class Unpacked:
         return 0, 0  # not reached: the inner pass reports within its last two blocks
 
 
-def _decoder(kind: str) -> Callable[[bytes, Callable[[bytes], None]], None]:
-    """push(data, emit): decompresses ``data``, handing what comes out to ``emit`` a block at
-    most at a time; members or frames that follow one another are read on."""
-    return _zstandard() if kind == "zstandard" else _Members(kind).push
+class Unpacked:
+    """One layer: feed it the compressed bytes in order, then :meth:`finish` for the leaks found
+    in what they hold, each with where it lies in the decompressed text (its offset is -1: no
+    place in the file's own bytes). ``make_inner`` gives a fresh inner pass for each stream."""
+
+    def __init__(self, kind: str, make_inner: Callable[[], Inner], budget: Budget, outermost: bool) -> None:
+        self.kind, self.budget, self.outermost = kind, budget, outermost
+        self.done = False  # a corrupt stream, or the budget spent
+        self.over = False
+        self.too_large = False
+        self.contents: list[_Content] = []
+        self._push: Callable[[bytes], None]
+        self._found: list[Leak] = []
+        self._read = 0  # bytes fed to the inner passes of contents closed
+        if kind == "zip":
+            self._push = _ZipMembers(lambda n: self._open(f"its zip member {n}", make_inner), self._close).push
+        else:
+            content = self._open(f"its {kind} content", make_inner)
+            decode = _zstandard() if kind == "zstandard" else _Members(kind).push
+            self._push = lambda data: decode(data, content.write)
+
+    def _open(self, label: str, make_inner: Callable[[], Inner]) -> _Content:
+        content = _Content(label, make_inner(), self.budget)
+        self.contents.append(content)
+        return content
+
+    def _close(self, content: _Content) -> None:
+        """A zip member read to its end: its findings kept, its pass let go."""
+        self._found += content.close()
+        self._read += content.written
+        self.contents.remove(content)
+
+    def feed(self, data: bytes) -> None:
+        if self.outermost:
+            self.budget.fed += len(data)
+        if self.done or not data:
+            return
+        try:
+            self._push(data)
+        except _Over:
+            self.over = self.done = True
+        except _TooLarge:
+            self.too_large = self.done = True
+        except (zlib.error, OSError, EOFError, lzma.LZMAError, zstandard.ZstdError, ValueError, struct.error):
+            self.done = True  # corrupt: what came out before was read
+
+    def finish(self) -> list[Leak]:
+        for content in list(self.contents):
+            self._close(content)
+        found = self._found
+        if (self.over or self.too_large) and not self.budget.reported:
+            self.budget.reported = True
+            why = (
+                f"expands past {FLOOR >> 30} GiB and {RATIO} times the file's size"
+                if self.over
+                else f"needs more than {MEMORY >> 20} MiB of memory to decompress"
+            )
+            found.append(Leak("KB504", -1, f"its {self.kind} content {why}: the leak scan read only its first {self._read:,} bytes decompressed"))
+        return found
 
 
 class _Members:
@@ -259,3 +292,128 @@ class _Sink:
     def write(self, data: bytes) -> int:
         self.emit(bytes(data))
         return len(data)
+
+
+class _ZipMembers:
+    """The members of a zip file (an xlsx's sheets, a docx's text, a .npz's arrays), read from
+    their local headers in order as the file arrives, with no seeking: each deflated or bzip2
+    member is decompressed into a content of its own. A stored member's bytes are the file's
+    own, which the raw scan reads already: it gets a content only if it is compressed itself (a
+    .gz stored in a zip). An encrypted member, or one of another method, is passed over (where
+    its header gives its size; else the reading ends there)."""
+
+    def __init__(self, open_member: Callable[[int], _Content], close_member: Callable[[_Content], None]) -> None:
+        self.open_member, self.close_member = open_member, close_member
+        self.buffer = bytearray()
+        self.state = self._header
+        self.count = 0
+        self.left: int | None = 0  # compressed bytes of this member still to come, if known
+        self.decoder: Any = None
+        self.content: _Content | None = None
+        self.descriptor = 0  # the data descriptor's length after the data, without its signature
+        self.stored = False  # a stored member not yet looked at
+        self.ended = False
+
+    def push(self, data: bytes) -> None:
+        self.buffer += data
+        while not self.ended and self.state():
+            pass
+
+    def _header(self) -> bool:
+        buffer = self.buffer
+        if len(buffer) < 30:
+            return False
+        if buffer[:4] != b"PK\x03\x04":
+            self.ended = True  # the central directory, or bytes no reader takes for a member
+            return False
+        flags, method, csize, usize, name_length, extra_length = struct.unpack_from("<2xHH8xIIHH", buffer, 4)
+        need = 30 + name_length + extra_length
+        if len(buffer) < need:
+            return False
+        zip64 = False
+        extra, at = bytes(buffer[30 + name_length : need]), 0
+        while at + 4 <= len(extra):
+            tag, size = struct.unpack_from("<HH", extra, at)
+            if tag == 1:  # ZIP64: the sizes the header gives as 0xFFFFFFFF, in this order
+                zip64, field = True, at + 4
+                if usize == 0xFFFFFFFF and field + 8 <= at + 4 + size:
+                    field += 8
+                if csize == 0xFFFFFFFF and field + 8 <= at + 4 + size:
+                    csize = struct.unpack_from("<Q", extra, field)[0]
+            at += 4 + size
+        del buffer[:need]
+        self.count += 1
+        streamed = bool(flags & 8)  # sizes in a descriptor after the data
+        self.left = None if streamed else csize
+        self.descriptor = (20 if zip64 else 12) if streamed else 0
+        self.decoder = None
+        self.stored = not flags & 1 and method == 0 and not streamed
+        if not flags & 1 and method == 8:
+            self.decoder = zlib.decompressobj(-15)
+        elif not flags & 1 and method == 12:
+            self.decoder = bz2.BZ2Decompressor()
+        elif streamed:
+            self.ended = True  # nothing says where it ends
+            return False
+        self.content = self.open_member(self.count) if self.decoder is not None else None
+        self.state = self._data
+        return True
+
+    def _data(self) -> bool:
+        buffer = self.buffer
+        if self.left is not None:
+            if self.stored:  # its first bytes say whether it is compressed itself
+                if len(buffer) < min(self.left, 10):
+                    return False
+                self.stored = False
+                if compression_of(bytes(buffer[:10])) is not None:
+                    self.content = self.open_member(self.count)
+            take = min(self.left, len(buffer))
+            chunk = bytes(buffer[:take])
+            del buffer[:take]
+            self.left -= take
+            if self.decoder is not None and not self.decoder.eof:
+                self._decode(chunk)
+            elif self.decoder is None and self.content is not None:
+                self.content.write(chunk)
+            if self.left:
+                return False
+        else:
+            chunk = bytes(buffer)
+            buffer.clear()
+            if not self._decode(chunk):
+                return False
+            buffer[:0] = self.decoder.unused_data
+        if self.content is not None:
+            self.close_member(self.content)
+            self.content = None
+        self.state = self._descriptor if self.descriptor else self._header
+        return True
+
+    def _decode(self, chunk: bytes) -> bool:
+        """Decompress ``chunk`` into the member's content; whether the member's stream ended."""
+        d, write = self.decoder, self.content.write  # type: ignore[union-attr]
+        while chunk and not d.eof:
+            if isinstance(d, bz2.BZ2Decompressor):
+                write(d.decompress(chunk, BLOCK_SIZE))
+                while not d.eof and not d.needs_input:
+                    write(d.decompress(b"", BLOCK_SIZE))
+                chunk = b""
+            else:
+                write(d.decompress(chunk, BLOCK_SIZE))
+                chunk = d.unconsumed_tail
+                while not chunk and not d.eof and (more := d.decompress(b"", BLOCK_SIZE)):
+                    write(more)
+        return bool(d.eof)
+
+    def _descriptor(self) -> bool:
+        buffer = self.buffer
+        if len(buffer) < 4:
+            return False
+        need = self.descriptor + (4 if buffer[:4] == b"PK\x07\x08" else 0)
+        if len(buffer) < need:
+            return False
+        del buffer[:need]
+        self.state = self._header
+        return True
+

@@ -65,7 +65,7 @@ _ADVICE = {
 
 
 # A leak found in what a compressed file holds (kitbuild.compressed) says so in its message.
-_IN_COMPRESSED = re.compile(r"in its (gzip|bzip2|xz|zstandard) content")
+_IN_COMPRESSED = re.compile(r"^in its (?:(?:gzip|bzip2|xz|zstandard) content|zip member [0-9]+)")
 
 
 def finding_advice(findings: list[Finding]) -> list[str]:

@@ -256,8 +256,8 @@ class Observer:
         depth = 0 if self._inside is None else self._inside[1]
         if kind is not None and depth < DEPTH:
             budget = Budget() if self._inside is None else self._inside[0]
-            inner = Observer(self.obs.path, self.plan, (budget, depth + 1))
-            self._unpacked = Unpacked(kind, inner, budget, outermost=self._inside is None)
+            path, plan = self.obs.path, self.plan
+            self._unpacked = Unpacked(kind, lambda: Observer(path, plan, (budget, depth + 1)), budget, outermost=self._inside is None)
 
     def from_line(self, offset: int, before: bytes) -> None:
         """Observe a part of a text file (kitbuild.parts): what starts from ``offset``, a line

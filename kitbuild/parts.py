@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 from typing import NamedTuple
 
+from kitbuild.compressed import compression_of
 from kitbuild.fileformat import format_of
 from kitbuild.index import WRITTEN
 from kitbuild.kitview import KitFS, MemberError
@@ -48,8 +49,9 @@ def cut(fs: KitFS, path: str, size: int, jobs: int, plan: Plan) -> list[Part] | 
     starts = [0]
     try:
         with fs.open(path) as stream:
-            if b"\0" in stream.read(BINARY_SNIFF):
-                return None  # binary, as the pass would say: observed whole
+            head = stream.read(BINARY_SNIFF)
+            if b"\0" in head or compression_of(head) is not None:
+                return None  # binary, or compressed (read through from its start): observed whole
             for k in range(1, count):
                 stream.seek(k * size // count)
                 probe = stream.read(BLOCK_SIZE)

@@ -9,6 +9,7 @@ import io
 import lzma
 import os
 import time
+import zipfile
 import zlib
 
 import pytest
@@ -152,3 +153,76 @@ def test_a_compressed_record_builds_and_verifies_and_a_secret_put_in_it_later_is
     result = cli("verify", "kit")
     assert result.exit_code == 1
     assert "KB501 runs/runs.jsonl.gz: in its gzip content at line 41, column 10: a private path (/home/…) that" in result.stdout
+
+
+# -- zip members -----------------------------------------------------------------------------------
+
+
+class _Unseekable(io.RawIOBase):
+    """Where zipfile must write each member's sizes in a data descriptor after its data."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        self.data += data
+        return len(data)
+
+
+def zipped(members: list[tuple[str, bytes]], *, method: int = zipfile.ZIP_DEFLATED, streamed: bool = False, zip64: bool = False) -> bytes:
+    target = _Unseekable() if streamed else io.BytesIO()
+    with zipfile.ZipFile(target, "w", compression=method) as archive:
+        for name, data in members:
+            with archive.open(name, "w", force_zip64=zip64) as member:
+                member.write(data)
+    return bytes(target.data) if streamed else target.getvalue()
+
+
+ZIPS = {
+    "deflated": {},
+    "bzip2": {"method": zipfile.ZIP_BZIP2},
+    "sizes after the data": {"streamed": True},
+    "ZIP64": {"zip64": True},
+    "ZIP64, sizes after the data": {"zip64": True, "streamed": True},
+}
+
+
+@pytest.mark.parametrize("how", ZIPS)
+def test_each_member_of_a_zip_is_read_and_named_by_its_place(how):
+    text = b"ok\n" * 1000 + b"ran on gpu07\n"
+    data = zipped([("a.txt", os.urandom(5000)), ("xl/sharedStrings.xml", text), ("b.txt", b"clean\n"), ("c.log", text)], **ZIPS[how])
+    assert inside(data, name="results.xlsx") == [
+        ("KB901", "in its zip member 2 at line 1001, column 8: a machine name"),
+        ("KB901", "in its zip member 4 at line 1001, column 8: a machine name"),
+    ]
+
+
+def test_a_compressed_file_stored_in_a_zip_is_opened_and_a_plain_one_left_to_the_raw_scan():
+    text = b"ran on gpu07\n"
+    data = zipped([("a.txt.gz", gzip.compress(text)), ("b.txt", text)], method=zipfile.ZIP_STORED)
+    leaks = observe_bytes("r.zip", data, PLAN).leaks
+    assert [(leak.code, leak.what) for leak in leaks if leak.offset < 0] == [("KB901", "in its zip member 1, in its gzip content at line 1, column 8: a machine name")]
+    assert [leak.code for leak in leaks if leak.offset >= 0] == ["KB901"]  # b.txt, as the raw bytes hold it
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(sorted(ZIPS)), st.lists(st.integers(1, 4000), min_size=1, max_size=8))
+def test_a_zip_read_in_blocks_of_any_size_gives_what_it_gives_whole(how, cuts):
+    data = zipped([("a", os.urandom(700)), ("b", b"x\n" * 900 + b"/home/ada/y gpu07\n"), ("c", b"gpu07\n")], **ZIPS[how])
+    observer, at = Observer("r.zip", PLAN), 0
+    for k in range(10_000):
+        step = cuts[k % len(cuts)]
+        observer.feed(data[at : at + step])
+        at += step
+        if at >= len(data):
+            break
+    assert [(leak.code, leak.what) for leak in observer.finish().leaks] == [(code, what) for code, what in inside(data, name="r.zip")] != []
+
+
+def test_a_zip_bomb_is_reported(monkeypatch):
+    monkeypatch.setattr(compressed, "FLOOR", 4 << 20)
+    data = zipped([(f"m{k}", b"\0" * (4 << 20)) for k in range(4)])
+    assert [code for code, _ in inside(data, name="r.zip")] == ["KB504"]

@@ -17,9 +17,11 @@ import bz2
 import codecs
 import gzip
 import io
+import re
 import lzma
 import tarfile
 import tempfile
+import zipfile
 from pathlib import Path
 from typing import Callable
 from urllib.parse import quote
@@ -109,6 +111,8 @@ def _cases():
                 continue  # no '/': the same bytes as raw
             if kind == "map key" and encoding == "raw UTF-8":
                 continue  # the rule rewrites it: see test_a_map_key_printed_raw_is_rewritten_away
+            if "base64" in encoding and kind.startswith("/") and kind not in ("/home/… unmapped", "/scratch/… unmapped", "/home/josé/… unmapped"):
+                continue  # every mount is one more anchor of the same kind: three stand for them
             yield pytest.param(kind, encoding, id=f"{kind}-{encoding}")
 
 
@@ -266,6 +270,14 @@ def _tar_gz(data: bytes) -> bytes:
     return buffer.getvalue()
 
 
+def _zip(data: bytes, method: int) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=method) as archive:
+        archive.writestr("docProps/app.xml", "<Properties/>")
+        archive.writestr("xl/sharedStrings.xml", data)
+    return buffer.getvalue()
+
+
 COMPRESSED: dict[str, tuple[str, Callable[[bytes], bytes]]] = {
     "gzip": ("log.txt.gz", gzip.compress),
     "bzip2": ("log.txt.bz2", bz2.compress),
@@ -274,6 +286,9 @@ COMPRESSED: dict[str, tuple[str, Callable[[bytes], bytes]]] = {
     "gzip, two members, the secret in the second": ("log.txt.gz", lambda d: gzip.compress(b"first\n" * 9000) + gzip.compress(d)),
     "gzip, deep past a megabyte": ("log.txt.gz", lambda d: gzip.compress(b"x" * 3_000_001 + b"\n" + d)),
     "tar.gz": ("logs.tar.gz", _tar_gz),
+    "zip, deflated": ("logs.zip", lambda d: _zip(d, zipfile.ZIP_DEFLATED)),
+    "xlsx (a zip), bzip2 member": ("results.xlsx", lambda d: _zip(d, zipfile.ZIP_BZIP2)),
+    "gzip stored in a zip": ("logs.zip", lambda d: _zip(gzip.compress(d), zipfile.ZIP_STORED)),
     "xz of gzip": ("log.txt.gz.xz", lambda d: lzma.compress(gzip.compress(d))),
     "zstandard of xz of gzip": ("log.txt.gz.xz.zst", lambda d: zstandard.ZstdCompressor().compress(lzma.compress(gzip.compress(d)))),
 }
@@ -283,7 +298,7 @@ COMPRESSED: dict[str, tuple[str, Callable[[bytes], bytes]]] = {
     "kind, compressed, encoding",
     [
         pytest.param(kind, compressed, encoding, id=f"{kind}-{compressed}-{encoding}")
-        for kind in ("bench path", "machine name", "short form", "/home/… unmapped", "/scratch/… unmapped")
+        for kind in ("bench path", "machine name", "/home/… unmapped")
         for compressed in COMPRESSED
         for encoding in ("raw UTF-8", "UTF-16LE", "percent-encoded")
         if encoding == "raw UTF-8" or compressed == "gzip"
@@ -298,7 +313,7 @@ def test_a_secret_inside_a_compressed_file_stops_the_build(kind, compressed, enc
         config, out, _ = bench_with(Path(base), name, compress(encode(secret_of(source))), rules)
         error = build_refused(config)
         inside = [f for f in error.findings if f.path == f"lme/notes/{name}" and f.code in codes]
-        assert any(f.message.startswith("in its ") and " content at line " in f.message for f in inside), error.findings
+        assert any(re.match(r"in its (zip member \d+|\w+ content)(, in its .*)? at line \d+, column \d+: ", f.message) for f in inside), error.findings
         assert not out.exists() and leftovers(out) == []
         assert str(source) not in str(error)
         assert "decompress it in the bench" in str(error)
