@@ -256,31 +256,37 @@ class LeakScanner:
             found += [(code, offset, length, what, reading, allowed) for code, offset, length, what, _, allowed in here]
         return _settle(found, lo, hi)
 
-    def _scan_views(self, text: bytes, escapes: list[list[tuple[int, int]]], raw: Callable[[int], int], binary: bool, found: list[_Found]) -> None:
-        """Findings of the views of ``text`` around its ``escapes``, placed in the raw data by ``raw``."""
+    def _scan_views(self, text: bytes, escapes: list[list[tuple[int, int]]], raw: Callable[[int], int], binary: bool, found: list[_Found], base64: bool = True) -> None:
+        """Findings of the views of ``text`` around its ``escapes``, placed in the raw data by
+        ``raw``; with ``base64``, in the base64 a view shows too (a JSON encoder writes each '/'
+        of it as '\\/', a URL percent-encodes its '+', '/' and '=')."""
         for (pattern, decode), spans in zip(ESCAPES, escapes):
             for view in views(text, spans, pattern, decode):
+                place = _through(view, raw)
                 for start, end in view.near_escapes():
-                    self._scan_text(view.text, start, end, _through(view, raw), binary, found)
+                    encoded = self._scan_text(view.text, start, end, place, binary, found)[2]
+                    if encoded and base64:
+                        self._scan_base64(view.text, encoded, binary, found, place)
 
-    def _scan_base64(self, data: bytes, hits: list[tuple[int, int]], binary: bool, found: list[_Found]) -> None:
+    def _scan_base64(self, data: bytes, hits: list[tuple[int, int]], binary: bool, found: list[_Found], raw: Callable[[int], int] | None = None) -> None:
         """Findings in base64 (kitbuild.leakbase64): each core found is one on its own, or the
         run around it is decoded, aligned on it, and searched as a view; a finding there is
-        placed at the letters that hold its first byte."""
+        placed (by ``raw``, from ``data``) at the letters that hold its first byte."""
+        raw = raw or _same
         tables = self._table(binary=binary, nul=False)
         runs: dict[tuple[int, int], bytes] = {}
         for index, start in hits:
             literal = tables.base64[index]
             if literal is not None:
-                found.append((literal.code, start, literal.length, literal.what, UTF8, False))
+                found.append((literal.code, raw(start), literal.length, literal.what, UTF8, False))
                 continue
             first, text = decoded_run(data, start, REACH)
             runs.setdefault((first, len(text)), text)
         for (first, _), text in runs.items():
             here: list[_Found] = []
-            place = lambda at, first=first: first + at // 3 * 4  # noqa: E731
+            place = lambda at, first=first, raw=raw: raw(first + at // 3 * 4)  # noqa: E731
             escapes = self._scan_text(text, 0, len(text), place, binary, here)[0]
-            self._scan_views(text, escapes, place, binary, here)
+            self._scan_views(text, escapes, place, binary, here, base64=False)
             found += [(code, offset, length, f"{what}, base64-encoded", encoding, allowed) for code, offset, length, what, encoding, allowed in here]
 
     def _scan_text(self, text: bytes, first: int, last: int, raw: Callable[[int], int] | None, binary: bool, found: list[_Found]) -> tuple[list[list[tuple[int, int]]], list[tuple[int, int]], list[tuple[int, int]]]:

@@ -471,6 +471,7 @@ def pieces_for_windows() -> list[bytes]:
         out += [quote(quote(secret, safe=""), safe="").encode()]
         # base64, starting at each place in a 3-byte group, and URL-safe
         out += [base64.b64encode(lead + secret.encode()) for lead in (b"", b"~", b"~~")] + [base64.urlsafe_b64encode(b"\xfb\xff" + secret.encode())]
+        out += [base64.b64encode(b"?>" + secret.encode()).replace(b"/", b"\\/"), quote(base64.b64encode(b">?~" + secret.encode()), safe="").encode()]
     out += [b"sha256-" + base64.b64encode(bytes.fromhex(DIGEST)), base64.b64encode(bytes(range(256)) * 3)]
     return out + [b"\\", b"%", b"@", b"\0", b"/", b" ", b"\n", b"x", b"recall@10", b"1.10.0.0.5", b"\\n", b"\\u00", b"%2", b"&", b"&#", b"&amp;", b"&#x"]
 
@@ -614,16 +615,22 @@ def test_an_escaped_private_path_is_found_deep_in_a_file(encode):
 CODES_OF = {"/home/ada/runs": "KB501", "/scratch/u7/x": "KB501", PATH: "KB901", HOST: "KB901", SHORT: "KB901", "/home/ada@lab.example.org": "KB501"}
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.sampled_from(sorted(CODES_OF)), st.binary(max_size=40), st.binary(max_size=40), st.booleans())
-def test_a_secret_in_base64_is_found_wherever_it_starts_and_placed_at_its_letters(secret, before, after, url_safe):
+# How base64 is carried: as it is; in JSON by an encoder that writes '/' as '\\/' (PHP's
+# default); in a URL, its '+', '/' and '=' percent-encoded.
+CARRIED = {"as it is": lambda b: b, "JSON \\/": lambda b: b.replace(b"/", b"\\/"), "percent-encoded": lambda b: quote(b, safe="").encode()}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(sorted(CODES_OF)), st.binary(max_size=40), st.binary(max_size=40), st.booleans(), st.sampled_from(sorted(CARRIED)))
+def test_a_secret_in_base64_is_found_wherever_it_starts_and_placed_at_its_letters(secret, before, after, url_safe, carried):
     encode = base64.urlsafe_b64encode if url_safe else base64.b64encode
     plain = before + b" " + secret.encode() + b" " + after
     letters = encode(plain)
-    data = b'{"blob": "' + letters + b'"}\n'
+    data = b'{"blob": "' + CARRIED[carried](letters) + b'"}\n'
     found = [(leak.code, leak.offset) for leak in BUILD.scan(data, binary=False)]
     at = len(before) + 1  # the secret's first byte, in the letters of its 3-byte group
-    assert (CODES_OF[secret], 10 + at // 3 * 4) in found, (found, plain)
+    placed = 10 + len(CARRIED[carried](letters[: at // 3 * 4]))
+    assert (CODES_OF[secret], placed) in found, (found, plain)
 
 
 def test_a_withheld_digest_in_base64_is_found_as_integrity_metadata_prints_it():
