@@ -1,12 +1,13 @@
 """The first build after ``kitbuild init``: it succeeds, or it says exactly what to add.
 
 Each bench here is made up to take one path of the walkthrough (docs/walkthrough.md): records
-with nothing private, records that print a path naming no folder here and a machine name, and
-records with an e-mail address no rule can rewrite.
+with nothing private, records that print a path naming no folder here and a machine name,
+records with an e-mail address no rule can rewrite, and a compressed log that prints a private path.
 """
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
 from pathlib import Path
@@ -84,3 +85,24 @@ def test_what_no_rule_rewrites_is_named_with_what_to_add(bench, cli):
         "KB502: add an 'allow' entry for the address with its reason (a public contact), a rule that rewrites it, or exclude the file.",
     ]
     assert "ada@" not in result.stdout
+
+
+def test_a_private_path_inside_a_compressed_record_is_named_with_how_to_settle_it(bench, cli):
+    # What docs/walkthrough.md shows: init lists it, the dry run stops on it and says to
+    # decompress the file in the bench, where the rules reach it.
+    log = gzip.compress(b"epoch 1\nloading /home/ada/data/q.jsonl\nepoch 2\n", mtime=0)
+    make_files(bench / "logs", {"r": {"train.log.gz": log, "scores.tsv": "q\tscore\n1\t0.5\n"}})
+    report = init(["logs"], date="2026-12-01")
+    assert report.leaks == 1
+    finding = "KB902 logs/r/train.log.gz: in its gzip content at line 2, column 9: a private path (/home/…)"
+    assert f"#   {finding}\n" in (bench / "kit.yaml").read_text()
+    result = cli("build", "--dry-run")
+    assert result.exit_code == 1, result.stderr
+    assert result.stdout.splitlines()[-4:] == [
+        "the build would be stopped: 1 finding",
+        f"  {finding} that the allow list in kit.yaml does not cover",
+        "KB902: add a map entry that rewrites the path, exclude the file, or, for a path that names no person or machine, an 'allow' entry with its reason.",
+        "A rule never rewrites inside a compressed file, which is copied as it is: decompress it in the bench, so the rules rewrite what it holds, or exclude it.",
+    ]
+    walkthrough = (Path(__file__).parents[2] / "docs" / "walkthrough.md").read_text(encoding="utf-8")
+    assert "\n".join(result.stdout.splitlines()[-4:]) in walkthrough
