@@ -39,7 +39,7 @@ from typing import Callable, ClassVar, Mapping, Sequence
 
 import ahocorasick_rs
 
-from kitbuild.leakbase64 import cores, decoded_run
+from kitbuild.leakbase64 import DOCUMENT_STARTS, cores, decoded_run, starts_run
 from kitbuild.leakpass import Pass
 from kitbuild.leakviews import ESCAPES, REACH, wide_stretches, UTF8, WIDE, WIDE_BE, WIDE_LE, Encoding, View, char, forms, views
 from kitbuild.shapes import ANCHORS, EMAIL, EMAIL_AT, ENCODED_ANCHORS, ESCAPE_LETTERS, FOLD_AFTER, FOLD_BEFORE, Shape, local_part_start
@@ -95,10 +95,13 @@ class _Tables:
     longest: int
     anchors: list[list[tuple[Shape, int | None, Encoding]]]
     # Per base64 core (kitbuild.leakbase64): the finding it is on its own (a withheld digest's
-    # bytes), or None where the run around it is decoded and searched.
-    base64: list[_Literal | None]
+    # bytes), None where the run around it is decoded and searched, or _DOCUMENT where that is
+    # so only if the run starts there.
+    base64: list[_Literal | str | None]
     base64_automaton: ahocorasick_rs.BytesAhoCorasick | None  # the cores, past _HYPERSCAN_LITERALS
 
+
+_DOCUMENT = "a JSON document's start"
 
 # (code, raw offset, length, what, encoding, allowed) of a finding before it is settled: an
 # allowed one is kept until then, for the mirror rule (see _settle)
@@ -215,8 +218,9 @@ class LeakScanner:
                             anchors.setdefault(pattern, []).append((shape, back, encoding))
         anchor_patterns = list(anchors)
         # The anchors of the shapes in base64 too: a 5-byte anchor still fills a group however it lies.
-        encoded: dict[bytes, _Literal | None] = {core: None for anchor, shapes in ANCHORS.items() if len(anchor) >= 5 and not (binary and all(s.text_only for s, _ in shapes)) for core in cores(anchor)}
+        encoded: dict[bytes, _Literal | str | None] = {core: None for anchor, shapes in ANCHORS.items() if len(anchor) >= 5 and not (binary and all(s.text_only for s, _ in shapes)) for core in cores(anchor)}
         encoded.update(self._encoded)
+        encoded.update((start, _DOCUMENT) for start in DOCUMENT_STARTS if not binary)
         hyperscanned = len(literal_patterns) <= _HYPERSCAN_LITERALS
         # Cores are plain bytes, found as they are: hyperscan compiles 2,000 of them in 0.04 s
         # and 20,000 in 1 s, and searches them at 4,500 MB/s where a DFA of them manages 440.
@@ -277,7 +281,10 @@ class LeakScanner:
         runs: dict[tuple[int, int], bytes] = {}
         for index, start in hits:
             literal = tables.base64[index]
-            if literal is not None:
+            if literal is _DOCUMENT:
+                if not starts_run(data, start):
+                    continue
+            elif isinstance(literal, _Literal):
                 found.append((literal.code, raw(start), literal.length, literal.what, UTF8, False))
                 continue
             first, text = decoded_run(data, start, REACH)

@@ -643,3 +643,31 @@ def test_base64_of_other_bytes_gives_nothing():
     blob = base64.b64encode(rnd.randbytes(3 << 20))
     clean = base64.b64encode(b"/opt/tools/bin and /usr/share/x, gpu070 and xgpu07 ran; home/adam is relative\n" * 50)
     assert BUILD.scan(blob + b"\n" + clean, binary=False) == []
+
+
+def _jwt(claims: dict) -> bytes:
+    def part(data: bytes) -> bytes:
+        return base64.urlsafe_b64encode(data).rstrip(b"=")
+
+    return part(b'{"alg":"HS256","typ":"JWT"}') + b"." + part(json.dumps(claims).encode()) + b"." + part(b"signature")
+
+
+@pytest.mark.parametrize(
+    "data, code",
+    [
+        (b"Authorization: Bearer " + _jwt({"sub": "1", "email": "ada@lab.example.org"}) + b"\n", "KB502"),
+        (b'{"config": "' + base64.b64encode(json.dumps({"db": "10.1.2.3"}, indent=2).encode()) + b'"}\n', "KB503"),
+        (b"data: " + base64.b64encode(b'[{"owner": "ada@lab.example.org"}]') + b"\n", "KB502"),
+        (b"data: " + base64.b64encode(b'{ "peer": "192.168.4.1" }') + b"\n", "KB503"),
+    ],
+    ids=["JWT claims", "indented JSON", "JSON list", "JSON with a space"],
+)
+def test_what_no_anchor_gives_away_is_found_in_a_json_document_in_base64(data, code):
+    # An e-mail or IPv4 address has no anchor long enough to look for encoded; a JSON
+    # document's first letters are one, and the document is decoded whole.
+    assert [leak.code for leak in VERIFY.scan(data, binary=False)] == [code]
+
+
+def test_words_that_start_like_a_json_document_in_base64_give_nothing():
+    text = b"W3schools, ewok and eyJohn; newords ewo eyJ W3s ewoK\n" * 100
+    assert VERIFY.scan(text, binary=False) == []
