@@ -146,7 +146,8 @@ class LeakScanner:
             # prints its computer's name in capitals, and macOS and Windows paths are case-blind.
             for form, encoding in forms(text):
                 add(form.lower(), _Literal("KB901", what, form.lower(), len(text), name, encoding))
-            for spelling in {text.encode(), text.lower().encode()}:
+            # In base64 as written and in lower case: base64 keeps no case to ignore.
+            for spelling in dict.fromkeys((text.encode(), text.lower().encode())):
                 encoded.update(dict.fromkeys(cores(spelling)))
         for digest, what in digests.items():
             if not re.fullmatch(r"[0-9a-fA-F]{64}", digest):
