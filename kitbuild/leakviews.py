@@ -38,9 +38,10 @@ class Encoding:
         return units
 
     def fold(self, data: bytes) -> bytes:
-        """Each whole code unit of ``data`` as one byte: an ASCII character as it is, anything
-        else as 0x80. Done a byte lane at a time with translate and one integer OR, not a code
-        unit at a time: a text dense with anchors is folded once, in C."""
+        """Each whole code unit of ``data`` as one byte: an ASCII character as it is, a
+        byte-order mark (U+FEFF) as a space, anything else as 0x80. Done a byte lane at a time
+        with translate and one integer OR, not a code unit at a time: a text dense with anchors
+        is folded once, in C."""
         unit = self.unit
         n = len(data) // unit
         low = (unit - 1) if self.big else 0
@@ -51,6 +52,15 @@ class Encoding:
                 mask |= int.from_bytes(data[lane : n * unit : unit].translate(_ZERO_OR_80), "little")
         if mask:  # a unit with a high byte set is not ASCII, whatever its low byte
             folded = (int.from_bytes(folded, "little") | mask).to_bytes(n, "little").translate(_ASCII_OR_80)
+        mark = "\ufeff".encode(self.name)
+        at = data.find(mark, 0, n * unit)
+        if at >= 0:
+            spaced = bytearray(folded)
+            while at >= 0:
+                if at % unit == 0:
+                    spaced[at // unit] = 0x20
+                at = data.find(mark, at + 1, n * unit)
+            folded = bytes(spaced)
         return folded
 
 

@@ -22,11 +22,17 @@ __all__ = ["ANCHORS", "EMAIL", "EMAIL_AT", "ENCODED_ANCHORS", "ESCAPE_LETTERS", 
 # './data/x'), a URL's path ('s3://bucket/data/x') or a non-ASCII name. A colon does not stop
 # it, except a drive letter's ('C:/data'): 'gpu07:/scratch/u7' (scp, rsync, NFS) and
 # 'PATH=/usr/bin:/home/ada/bin' are exactly the leaks this gate is for. A JSON escape before it
-# ('\n/home/ada' in a log line) starts it too: the escape's letter is not part of the path.
+# ('\n/home/ada' in a log line) starts it too: the escape's letter is not part of the path; so
+# does a byte-order mark (a file Notepad saved, whose first line is a path: its UTF-16 and
+# UTF-32 forms fold to a space, see leakviews.Encoding.fold), and one more '/' before it
+# ('//home/ada', as a join of '/' and '/home/ada' prints it), not after a URL's scheme.
 _AFTER_ESCAPE = rb"(?<=\\[nrtbf])"
 ESCAPE_LETTERS = frozenset(b"nrtbf")
 _PATH_CHAR = rb"A-Za-z0-9_.~/\x80-\xff-"
-_PATH_START = rb"(?:" + _AFTER_ESCAPE + rb"|(?<![" + _PATH_CHAR + rb"])(?<!(?<![" + _PATH_CHAR + rb"])[A-Za-z]:))"
+_PATH_START = (
+    rb"(?:" + _AFTER_ESCAPE + rb"|(?<=\xef\xbb\xbf)|(?<=(?<![" + _PATH_CHAR + rb":])/)"
+    rb"|(?<![" + _PATH_CHAR + rb"])(?<!(?<![" + _PATH_CHAR + rb"])[A-Za-z]:))"
+)
 # One name after the mount: the characters file names use in practice (any non-ASCII byte
 # included, so '/home/josé' is found whole), at most 255 bytes (the longest name most file
 # systems allow; a longer run still fires on its first 255), never ending in '.', which closes
@@ -55,7 +61,8 @@ class Shape:
 
 
 def _mount(mount: str) -> Shape:
-    pattern = _PATH_START + b"/" + mount.encode() + b"/" + _NAME
+    # '/home//ada' and '/home/./ada' are /home/ada.
+    pattern = _PATH_START + b"/" + mount.encode() + rb"/(?:/|\./)*" + _NAME
     return Shape("KB501", f"a private path (/{mount}/…)", re.compile(pattern))
 
 

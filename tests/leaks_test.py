@@ -671,3 +671,23 @@ def test_what_no_anchor_gives_away_is_found_in_a_json_document_in_base64(data, c
 def test_words_that_start_like_a_json_document_in_base64_give_nothing():
     text = b"W3schools, ewok and eyJohn; newords ewo eyJ W3s ewoK\n" * 100
     assert VERIFY.scan(text, binary=False) == []
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-be", "utf-32", "utf-32-be"])
+def test_a_path_right_after_a_byte_order_mark_is_found(encoding):
+    # Notepad saves with a byte-order mark: a list of paths then starts with one. The mark is
+    # no part of the path.
+    data = ("/home/ada/runs\r\n/data/x\r\n" if encoding.endswith("be") else "\ufeff/home/ada/runs\r\n/data/x\r\n").encode(encoding)
+    if encoding.endswith("be"):
+        data = "\ufeff".encode(encoding) + data
+    assert len(VERIFY.scan(data, binary=b"\0" in data)) == 2
+
+
+@pytest.mark.parametrize("text", [b"see //home/ada/x", b"see /home//ada/x", b"see /home/./ada/x", b"PATH=//scratch/u7/bin"])
+def test_a_path_written_with_more_slashes_or_a_dot_is_found(text):
+    assert [leak.code for leak in VERIFY.scan(text, binary=False)] == ["KB501"]
+
+
+@pytest.mark.parametrize("text", [b"s3://data/x", b"http://home/ada", b"a//home/x", b"/home/./", b"/home//"])
+def test_a_url_a_relative_path_or_a_bare_mount_is_no_private_path(text):
+    assert VERIFY.scan(text, binary=False) == []
