@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import bz2
 import lzma
+import re
 import struct
 import zlib
 from typing import Any, Callable, Protocol, cast
@@ -34,7 +35,7 @@ import zstandard
 from kitbuild.leaks import Leak
 from kitbuild.lines import BLOCK_SIZE
 
-__all__ = ["Budget", "Unpacked", "compression_of"]
+__all__ = ["IN_COMPRESSED", "Budget", "Unpacked", "compression_of"]
 
 DEPTH = 3
 FLOOR = 1 << 30
@@ -49,6 +50,11 @@ _MAGIC = (
     ("zstandard", (b"\x28\xb5\x2f\xfd",)),
     ("zip", (b"PK\x03\x04",)),
 )
+
+
+# How a finding in what a compressed file holds begins (see _Content's labels): the build's
+# advice for such a finding says to decompress the file (kitbuild.gate).
+IN_COMPRESSED = re.compile(r"^in its (?:(?:" + "|".join(name for name, _ in _MAGIC if name != "zip") + r") content|zip member [0-9]+)")
 
 
 def compression_of(head: bytes) -> str | None:

@@ -11,6 +11,7 @@ import re
 from dataclasses import replace
 from typing import Mapping
 
+from kitbuild.compressed import IN_COMPRESSED
 from kitbuild.findings import Finding
 
 __all__ = ["finding_advice", "gate_code", "gate_findings", "gate_message", "scrub"]
@@ -64,14 +65,10 @@ _ADVICE = {
 }
 
 
-# A leak found in what a compressed file holds (kitbuild.compressed) says so in its message.
-_IN_COMPRESSED = re.compile(r"^in its (?:(?:gzip|bzip2|xz|zstandard) content|zip member [0-9]+)")
-
-
 def finding_advice(findings: list[Finding]) -> list[str]:
     """What to do about each kind of finding, once per code: ``CODE: what to add or change.``"""
     advice = [f"{code}: {_ADVICE[code]}." for code in sorted({f.code for f in findings}) if code in _ADVICE]
-    if any(_IN_COMPRESSED.search(f.message) for f in findings):
+    if any(IN_COMPRESSED.match(f.message) for f in findings):
         advice.append("A rule never rewrites inside a compressed file, which is copied as it is: decompress it in the bench, so the rules rewrite what it holds, or exclude it.")
     return advice
 
