@@ -2,11 +2,13 @@
 
 One secret at a time, written into one record in one form: raw UTF-8, JSON \\u escapes (an
 escaped letter as in \\u0067pu07, and every non-ASCII character as json.dumps writes it),
-every character \\u-escaped, JSON \\/ escapes, percent-encoding, UTF-16LE/BE with and without a
-BOM, UTF-32LE/BE. The secrets: the bench's own absolute path (the bench lies at
-<tmp>/scratch/u7/runs/lme and no rule rewrites its path), a path under a `map` key, a machine
-name box-name-to-role maps (only inside "route", so not in this record), its short form when
-only the long one is mapped, and unmapped paths under the mounts that name a person. Each must
+every character \\u-escaped, JSON \\/ escapes, percent-encoding, HTML character references,
+UTF-16LE/BE with and without a BOM, UTF-32LE/BE, base64 (in JSON, a URL token, a data URI).
+Then encoded twice, and inside compressed files. The secrets: the bench's own absolute path
+(the bench lies at <tmp>/scratch/u7/runs/lme and no rule rewrites its path), a path under a
+`map` key, a machine name box-name-to-role maps (only inside "route", so not in this record),
+its short form when only the long one is mapped, and unmapped paths under the mounts that name
+a person. Each must
 stop the build (LeakError) with a KB901 or KB902 finding naming the record, and write nothing.
 """
 
@@ -94,14 +96,11 @@ ENCODINGS: dict[str, tuple[str, Callable[[str], bytes]]] = {
     "UTF-16BE with BOM": ("log.txt", wide("utf-16-be", codecs.BOM_UTF16_BE)),
     "UTF-32LE": ("log.txt", wide("utf-32-le")),
     "UTF-32BE": ("log.txt", wide("utf-32-be")),
-    # first in a file saved with a byte-order mark (Notepad): the mark is no part of it
-    "UTF-8 with BOM, first in the file": ("paths.txt", lambda s: codecs.BOM_UTF8 + f"{s}\r\nnext\r\n".encode()),
+    # first in a file saved with a byte-order mark (Notepad): the mark is no part of it (UTF-8
+    # and UTF-32 too: tests/leaks_test.py)
     "UTF-16LE with BOM, first in the file": ("paths.txt", lambda s: codecs.BOM_UTF16_LE + f"{s}\r\nnext\r\n".encode("utf-16-le")),
-    # base64, the secret at each of the three places a 3-byte group can hold its first byte
-    **{
-        f"base64, {lead} bytes before it": ("log.json", (lambda s, lead=lead: ('{"blob": "%s"}\n' % base64.b64encode(b"~" * lead + f"ran on {s}".encode()).decode()).encode()))
-        for lead in (0, 1, 2)
-    },
+    # base64 (every place in a 3-byte group its first byte can take: tests/leaks_test.py)
+    "base64 in JSON": ("log.json", lambda s: ('{"blob": "%s"}\n' % base64.b64encode(f"~ran on {s}".encode()).decode()).encode()),
     "base64url in a token": ("log.txt", lambda s: b"GET /x?state=" + base64.urlsafe_b64encode(f"\xff {s}?".encode()).rstrip(b"=") + b" 200\n"),
     "base64 in a data URI": ("report.html", lambda s: b'<a href="data:text/plain;base64,' + base64.b64encode(f"ran on {s} today".encode()) + b'">log</a>\n'),
 }
@@ -112,7 +111,7 @@ def _cases():
         for encoding in ENCODINGS:
             if encoding == "JSON \\/ escapes" and kind in ("machine name", "short form"):
                 continue  # no '/': the same bytes as raw
-            if kind == "map key" and encoding in ("raw UTF-8", "UTF-8 with BOM, first in the file"):
+            if kind == "map key" and encoding == "raw UTF-8":
                 continue  # the rule rewrites it: see test_a_map_key_printed_raw_is_rewritten_away
             if "base64" in encoding and kind.startswith("/") and kind not in ("/home/… unmapped", "/scratch/… unmapped", "/home/josé/… unmapped"):
                 continue  # every mount is one more anchor of the same kind: three stand for them
@@ -304,7 +303,8 @@ COMPRESSED: dict[str, tuple[str, Callable[[bytes], bytes]]] = {
         for kind in ("bench path", "machine name", "/home/… unmapped")
         for compressed in COMPRESSED
         for encoding in ("raw UTF-8", "UTF-16LE", "percent-encoded")
-        if encoding == "raw UTF-8" or compressed == "gzip"
+        # every compression with one secret; each kind of secret in a gzip and a zip
+        if (encoding == "raw UTF-8" and (kind == "bench path" or compressed in ("gzip", "zip, deflated"))) or (compressed == "gzip" and kind != "machine name")
     ],
 )
 def test_a_secret_inside_a_compressed_file_stops_the_build(kind, compressed, encoding):
