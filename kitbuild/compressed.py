@@ -30,8 +30,6 @@ import struct
 import zlib
 from typing import Any, Callable, Protocol, cast
 
-import zstandard
-
 from kitbuild.leaks import Leak
 from kitbuild.lines import BLOCK_SIZE
 
@@ -84,6 +82,11 @@ class _Over(Exception):
 
 class _TooLarge(Exception):
     """The stream needs more memory to decompress than MEMORY."""
+
+
+class _Corrupt(Exception):
+    """A zstandard stream that cannot be decoded on (its library's own error, not imported
+    where no file needs it)."""
 
 
 class Inner(Protocol):
@@ -208,7 +211,7 @@ class Unpacked:
             self.over = self.done = True
         except _TooLarge:
             self.too_large = self.done = True
-        except (zlib.error, OSError, EOFError, lzma.LZMAError, zstandard.ZstdError, ValueError, struct.error):
+        except (zlib.error, OSError, EOFError, lzma.LZMAError, _Corrupt, ValueError, struct.error):
             self.done = True  # corrupt: what came out before was read
 
     def finish(self) -> list[Leak]:
@@ -276,6 +279,9 @@ class _Members:
 
 
 def _zstandard() -> Callable[[bytes, Callable[[bytes], None]], None]:
+    # Imported here, when a file needs it: importing it costs every command 16 ms of start-up.
+    import zstandard
+
     sink = _Sink()
     # The writer calls only the sink's write(), for each block that comes out.
     writer = zstandard.ZstdDecompressor(max_window_size=MEMORY).stream_writer(cast(Any, sink), write_size=BLOCK_SIZE)
@@ -287,7 +293,7 @@ def _zstandard() -> Callable[[bytes, Callable[[bytes], None]], None]:
         except zstandard.ZstdError as error:
             if "memory" in str(error).lower() or "window" in str(error).lower():
                 raise _TooLarge from error
-            raise
+            raise _Corrupt from error
 
     return push
 

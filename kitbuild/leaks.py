@@ -40,7 +40,7 @@ from typing import Callable, ClassVar, Mapping, Sequence
 import ahocorasick_rs
 
 from kitbuild.leakbase64 import DOCUMENT_STARTS, cores, decoded_run, starts_run
-from kitbuild.leakpass import Pass
+from kitbuild.leakpass import Pass, compiled
 from kitbuild.leakviews import ESCAPES, REACH, wide_stretches, UTF8, WIDE, WIDE_BE, WIDE_LE, Encoding, View, char, forms, views
 from kitbuild.shapes import ANCHORS, EMAIL, EMAIL_AT, ENCODED_ANCHORS, ESCAPE_LETTERS, FOLD_AFTER, FOLD_BEFORE, Shape, local_part_start
 
@@ -218,8 +218,14 @@ class LeakScanner:
                         if not (binary and shape.text_only):
                             anchors.setdefault(pattern, []).append((shape, back, encoding))
         anchor_patterns = list(anchors)
-        # The anchors of the shapes in base64 too: a 5-byte anchor still fills a group however it lies.
-        encoded: dict[bytes, _Literal | str | None] = {core: None for anchor, shapes in ANCHORS.items() if len(anchor) >= 5 and not (binary and all(s.text_only for s, _ in shapes)) for core in cores(anchor)}
+        # The anchors of the shapes in base64 too (a 5-byte anchor still fills a group however it
+        # lies), in the spellings a program writes, not the upper-case and JSON-escaped ones.
+        encoded: dict[bytes, _Literal | str | None] = {
+            core: None
+            for anchor, shapes in ANCHORS.items()
+            if len(anchor) >= 5 and not anchor.isupper() and b"\\\\" not in anchor and not (binary and all(s.text_only for s, _ in shapes))
+            for core in cores(anchor)
+        }
         encoded.update(self._encoded)
         encoded.update((start, _DOCUMENT) for start in DOCUMENT_STARTS if not binary)
         hyperscanned = len(literal_patterns) <= _HYPERSCAN_LITERALS
@@ -228,7 +234,7 @@ class LeakScanner:
         encoded_hyperscanned = len(encoded) <= 4 * _HYPERSCAN_LITERALS
         return _Tables(
             literals=[self._literals[p] for p in literal_patterns],
-            search=Pass(anchor_patterns, literal_patterns if hyperscanned else [], wide=nul, encoded=list(encoded) if encoded_hyperscanned else []),
+            search=compiled(tuple(anchor_patterns), tuple(literal_patterns) if hyperscanned else (), nul, tuple(encoded) if encoded_hyperscanned else ()),
             literal_automaton=None if hyperscanned else _automaton(literal_patterns, ahocorasick_rs.MATCHKIND_LEFTMOST_LONGEST),
             literal_overlaps=_automaton(literal_patterns, ahocorasick_rs.MATCHKIND_STANDARD),
             longest=max(map(len, literal_patterns), default=0),
