@@ -8,8 +8,8 @@ Then encoded twice, and inside compressed files. The secrets: the bench's own ab
 (the bench lies at <tmp>/scratch/u7/runs/lme and no rule rewrites its path), a path under a
 `map` key, a machine name box-name-to-role maps (only inside "route", so not in this record),
 its short form when only the long one is mapped, and unmapped paths under the mounts that name
-a person. Each must
-stop the build (LeakError) with a KB901 or KB902 finding naming the record, and write nothing.
+a person. Each must stop the build (LeakError) with a KB901 or KB902 finding naming the record,
+and write nothing.
 """
 
 from __future__ import annotations
