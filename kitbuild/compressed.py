@@ -378,7 +378,7 @@ class _ZipMembers:
                 if len(buffer) < min(self.left, 10):
                     return False
                 self.stored = False
-                if compression_of(bytes(buffer[:10])) is not None:
+                if compression_of(bytes(buffer[: min(self.left, 10)])) is not None:
                     self.content = self.open_member(self.count)
             take = min(self.left, len(buffer))
             chunk = bytes(buffer[:take])
