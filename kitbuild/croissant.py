@@ -154,7 +154,10 @@ def _rows(data: bytes, fmt: str, whole: bool) -> list[Any] | None:
                 break
         return rows
     reader = csv.reader(io.StringIO(text), delimiter="\t" if fmt == "text/tab-separated-values" else ",")
-    table = [row for _, row in zip(range(RECORDS_READ + 1), reader)]
+    try:
+        table = [row for _, row in zip(range(RECORDS_READ + 1), reader)]
+    except csv.Error:  # a NUL, a lone carriage return, a field past csv's size limit: not a table
+        return None
     if len(table) < 2 or any(len(row) != len(table[0]) for row in table):
         return None
     return [dict(zip(table[0], row)) for row in table[1:]]

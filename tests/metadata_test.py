@@ -20,12 +20,12 @@ from hypothesis import strategies as st
 
 from kitbuild.commands.demo import demo
 from kitbuild.commands.verify import verify
-from kitbuild.croissant import RAI_FIELDS, RECORD_SETS, croissant_chunks, croissant_document, encoding_format
+from kitbuild.croissant import RAI_FIELDS, RECORD_SETS, croissant_chunks, croissant_document, encoding_format, record_set
 from kitbuild.jsonfile import dump_json
 from kitbuild.kitfs import FolderKit
 from kitbuild.metadata import CITATION, CROISSANT, write_croissant
 
-from commands.verify_kits import build_kit, copy_kit, edit_json
+from commands.verify_kits import build_kit, copy_kit, edit_json, make_bench
 
 
 @pytest.fixture(scope="module")
@@ -110,6 +110,36 @@ def test_a_kit_without_authors_has_no_citation_and_an_old_kit_needs_no_croissant
 @pytest.mark.parametrize(("path", "fmt"), [("a/b.ndjson", "application/jsonlines"), ("a/b.tsv", "text/tab-separated-values"), ("SHA256SUMS", "text/plain"), ("a/b.bin", "application/octet-stream")])
 def test_encoding_formats(path: str, fmt: str) -> None:
     assert encoding_format(path) == fmt
+
+
+_TABULAR = ("text/tab-separated-values", "text/csv", "application/jsonlines", "application/json")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    fmt=st.sampled_from(_TABULAR),
+    data=st.lists(st.sampled_from([b"a", b"\t", b",", b'"', b"\r", b"\n", b"\r\n", b"\0", b"{", b"}", b":", b"1", b"\xff", b"\xc3\xa9"]), max_size=40).map(b"".join),
+    cut=st.booleans(),
+)
+def test_a_tabular_file_of_any_bytes_gives_a_record_set_or_none(fmt: str, data: bytes, cut: bool) -> None:
+    # csv raises on a carriage return alone in a field, and json on what is no JSON: the
+    # description of a file whose records cannot be read is that it has none, never a crash of
+    # the build or of the verify that writes croissant.json again.
+    found = record_set("a/b", fmt, data, len(data) + cut)
+    assert found is None or found["@type"] == "cr:RecordSet"
+
+
+def test_a_field_past_csvs_size_limit_is_no_record_set() -> None:
+    assert record_set("a/b.tsv", "text/tab-separated-values", b"k\tv\n" + b"x" * 200_000 + b"\t1\n", 10**6) is None
+
+
+def test_a_tsv_with_a_carriage_return_alone_in_a_field_builds_and_verifies(tmp_path: Path) -> None:
+    config = make_bench(tmp_path)
+    (tmp_path / "bench" / "lme-2026-10" / "a0" / "rows.tsv").write_bytes(b"qid\tscore\nq1\t1\rx\nq2\t0\n")
+    from kitbuild.commands.build import build
+
+    build(config, jobs=1)
+    assert verify(tmp_path / "kit").findings == []
 
 
 def _many_documents(folder: Path, n: int) -> list[dict[str, object]]:
