@@ -17,7 +17,8 @@ where a run of letters starts as one does (:data:`DOCUMENT_STARTS`), so what no 
 away there, an e-mail address above all, is found too.
 
 Both alphabets are read (``+/`` and the URL-safe ``-_``). Base64 wrapped over lines (MIME, PEM)
-is found where what it hides does not cross a line end.
+is read across its line ends in text: a view leaves them out (kitbuild.leakviews), and its base64
+is searched as any view's is.
 """
 
 from __future__ import annotations

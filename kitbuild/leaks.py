@@ -234,7 +234,7 @@ class LeakScanner:
         encoded_hyperscanned = len(encoded) <= 4 * _HYPERSCAN_LITERALS
         return _Tables(
             literals=[self._literals[p] for p in literal_patterns],
-            search=compiled(tuple(anchor_patterns), tuple(literal_patterns) if hyperscanned else (), nul, tuple(encoded) if encoded_hyperscanned else ()),
+            search=compiled(tuple(anchor_patterns), tuple(literal_patterns) if hyperscanned else (), nul, tuple(encoded) if encoded_hyperscanned else (), not binary),
             literal_automaton=None if hyperscanned else automaton(literal_patterns, ahocorasick_rs.MATCHKIND_LEFTMOST_LONGEST),
             literal_overlaps=automaton(literal_patterns, ahocorasick_rs.MATCHKIND_STANDARD),
             longest=max(map(len, literal_patterns), default=0),

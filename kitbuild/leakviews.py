@@ -2,9 +2,10 @@
 
 Raw bytes are read as UTF-8 and as UTF-16 and UTF-32 in either byte order (:class:`Encoding`);
 a :class:`View` is the text of a stretch of the data with its JSON ``\\uXXXX`` and ``\\/``
-escapes, its percent-encoding or its HTML character references decoded, and maps each of its
-bytes back to the raw offset a finding is placed at; :func:`wide_stretches` gives the UTF-16 and
-UTF-32 text around escapes, folded, for views of their own. :func:`forms` spells a literal the ways it is searched in the raw data.
+escapes, its percent-encoding or its HTML character references decoded, or the line breaks of
+base64 wrapped over lines left out, and maps each of its bytes back to the raw offset a finding
+is placed at; :func:`wide_stretches` gives the UTF-16 and UTF-32 text around escapes, folded, for
+views of their own. :func:`forms` spells a literal the ways it is searched in the raw data.
 """
 
 from __future__ import annotations
@@ -266,13 +267,35 @@ def _html_decode(m: re.Match[bytes]) -> bytes:
     return html.unescape(m.group().decode("ascii")).encode("utf-8", "replace")
 
 
+# Base64 wrapped over lines (GNU base64 and MIME at 76 letters, PEM and openssl at 64, a YAML
+# block's indented lines, a JSON string's '\n'): a line break between a line that ends in 40
+# letters of base64 and one that starts with another is no part of it. The view leaves such
+# breaks out, so the base64 in it (kitbuild.leakbase64) is read across them. ('=' ends base64:
+# a line that ends in it is not wrapped.)
+_B64_LETTER = rb"[A-Za-z0-9+/_-]"
+_LINE_END = rb"(?:\n|\r\n|\\n|\\r\\n)"
+_WRAP = re.compile(rb"(?<=" + _B64_LETTER + rb"{40})" + _LINE_END + rb"[ \t]{0,8}(?=" + _B64_LETTER + rb")")
+
+
+def _unwrap(m: re.Match[bytes]) -> bytes:
+    return b""
+
+
 # The escapes a view decodes, each with its decoding.
-ESCAPES = ((_JSON_ESCAPE, _json_decode), (_PERCENT, _percent_decode), (_HTML_REFERENCE, _html_decode))
+ESCAPES = ((_JSON_ESCAPE, _json_decode), (_PERCENT, _percent_decode), (_HTML_REFERENCE, _html_decode), (_WRAP, _unwrap))
 # Each kind of escape as hyperscan finds it (any \\u escape, \\/, a %XX, a character
-# reference's start or a named one), with its longest length: hyperscan gives where a match ends,
-# and a span from that far back holds the escape (the rest of a numeric reference is within
-# _LONGEST after it). The search runs in the leak scanner's one pass over the data (leaks._Pass).
-ESCAPE_FINDS = ((rb"\\u[0-9a-fA-F]{4}|\\/", 6), (rb"%[0-9A-Fa-f]{2}", 3), (rb"&(?:#[0-9xX]|(?:" + _NAMED + rb");)", 2 + max(map(len, _ASCII_NAMES))))
+# reference's start or a named one, a line end after 40 letters of base64), with its longest
+# length: hyperscan gives where a match ends, and a span from that far back holds the escape (the
+# rest of a numeric reference, and a wrapped line's indentation, are within _LONGEST after it).
+# The search runs in the leak scanner's one pass over the data (kitbuild.leakpass).
+ESCAPE_FINDS = (
+    (rb"\\u[0-9a-fA-F]{4}|\\/", 6),
+    (rb"%[0-9A-Fa-f]{2}", 3),
+    (rb"&(?:#[0-9xX]|(?:" + _NAMED + rb");)", 2 + max(map(len, _ASCII_NAMES))),
+    # (where the line ends: hyperscan's search for what may follow, indentation and a letter,
+    # ran at a fifth of the speed; the view's regex checks it, within _LONGEST after the end)
+    (_B64_LETTER + rb"{40}" + _LINE_END, 40 + 4),
+)
 _LONGEST = 12  # the longest escape: a surrogate pair
 
 

@@ -633,6 +633,55 @@ def test_a_secret_in_base64_is_found_wherever_it_starts_and_placed_at_its_letter
     assert (CODES_OF[secret], placed) in found, (found, plain)
 
 
+# How base64 is wrapped over lines: GNU base64 and MIME (76 letters), PEM and openssl (64), a
+# YAML block (indented), a JSON string ('\\n'), with either line end.
+WRAPS = {"76 LF": (76, b"\n"), "64 CRLF": (64, b"\r\n"), "60, indented": (60, b"\n    "), "40, JSON \\n": (40, b"\\n"), "57, JSON \\r\\n": (57, b"\\r\\n")}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(sorted(CODES_OF)), st.binary(max_size=120), st.binary(max_size=40), st.sampled_from(sorted(WRAPS)))
+def test_a_secret_in_base64_wrapped_over_lines_is_found_across_a_line_end(secret, before, after, wrap):
+    width, line_end = WRAPS[wrap]
+    letters = base64.b64encode(before + b" " + secret.encode() + b" " + after)
+    lines = [letters[i : i + width] for i in range(0, len(letters), width)]
+    data = b"data:" + line_end + line_end.join(lines) + b"\n"
+    found = [(leak.code, leak.offset) for leak in BUILD.scan(data, binary=False)]
+    at = (len(before) + 1) // 3 * 4  # the letters of the secret's first byte, unwrapped
+    placed = 5 + len(line_end) + at + at // width * len(line_end)
+    assert (CODES_OF[secret], placed) in found, (found, wrap)
+
+
+X40 = b"x" * 40
+
+
+@pytest.mark.parametrize(
+    ("text", "read"),
+    [
+        (X40 + b"\ny", X40 + b"y"),
+        (X40 + b"\r\n" + b" " * 8 + b"y", X40 + b"y"),
+        (X40 + b"\\ny", X40 + b"y"),
+        (X40 + b"\\r\\ny", X40 + b"y"),
+        (X40[1:] + b"\ny", None),  # 39 letters
+        (X40 + b"=\ny", None),  # the end of one base64, not a wrap
+        (X40 + b"\n" + b" " * 9 + b"y", None),
+        (X40 + b"\n.y", None),
+        (X40 + b"\n\ny", None),
+    ],
+)
+def test_a_line_break_is_left_out_only_where_base64_is_wrapped(text, read):
+    from kitbuild.leakviews import ESCAPES
+
+    wrap = ESCAPES[-1][0]
+    assert wrap.sub(b"", text) == (text if read is None else read)
+
+
+def test_wrapped_base64_of_other_bytes_and_lines_of_digests_give_nothing():
+    rnd = random.Random(11)
+    mime = base64.encodebytes(rnd.randbytes(1 << 20))
+    digests = b"".join(hashlib.sha256(b"%d" % i).hexdigest().encode() + b"\n" for i in range(20_000))
+    assert BUILD.scan(mime, binary=False) == [] and BUILD.scan(digests, binary=False) == []
+
+
 def test_a_withheld_digest_in_base64_is_found_as_integrity_metadata_prints_it():
     for spelling in (b"sha256-" + base64.b64encode(bytes.fromhex(DIGEST)), base64.b64encode(DIGEST.encode()), base64.urlsafe_b64encode(b"x" + bytes.fromhex(DIGEST))):
         assert {leak.code for leak in BUILD.scan(b"integrity: " + spelling + b"\n", binary=False)} == {"KB903"}, spelling
