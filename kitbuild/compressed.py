@@ -50,9 +50,10 @@ _MAGIC = (
 )
 
 
-# How a finding in what a compressed file holds begins (see _Content's labels): the build's
-# advice for such a finding says to decompress the file (kitbuild.gate).
-IN_COMPRESSED = re.compile(r"^in its (?:(?:" + "|".join(name for name, _ in _MAGIC if name != "zip") + r") content|zip member [0-9]+)")
+# How a finding in what a compressed file holds begins (see _Content's labels; kitbuild.embedded
+# puts where its base64 is first): the build's advice for such a finding says to decompress it
+# (kitbuild.gate).
+IN_COMPRESSED = re.compile(r"^(?:in the base64 here, )?in its (?:(?:" + "|".join(name for name, _ in _MAGIC if name != "zip") + r") content|zip member [0-9]+)")
 
 
 def compression_of(head: bytes) -> str | None:

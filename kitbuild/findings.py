@@ -78,7 +78,7 @@ CODES: dict[str, str] = {
     "KB501": "A private path shape (/home/..., /Users/..., /root/..., /mnt/..., C:\\Users\\..., file://...) that the allow list does not cover.",
     "KB502": "An e-mail address that the allow list does not cover.",
     "KB503": "A private IPv4 address (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16) that the allow list does not cover.",
-    "KB504": "A compressed file (gzip, bzip2, xz, zstandard, zip) whose content the leak scan could not read whole: it expands past 1 GiB and 64 times the file's size, or needs more than 128 MiB of memory to decompress.",
+    "KB504": "A compressed file (gzip, bzip2, xz, zstandard, zip), or such data in base64 in a record, whose content the leak scan could not read whole: it expands past 1 GiB and 64 times its size, or needs more than 128 MiB of memory to decompress.",
     # -- pages ----------------------------------------------------------------------------
     "KB601": "A page (README.md, index.html) differs from the one its template renders from the kit's own data.",
     "KB602": "A page's template cannot be rendered in the sandbox (an error, a reach for Python internals, or a limit on time or size passed).",

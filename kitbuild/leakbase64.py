@@ -27,10 +27,16 @@ import base64
 import re
 from typing import Iterable
 
-__all__ = ["DOCUMENT_STARTS", "cores", "decoded_run", "starts_run"]
+__all__ = ["COMPRESSED_STARTS", "DOCUMENT_STARTS", "cores", "decoded_run", "starts_run"]
 
 # The first letters of base64 of '{"x', '{"1', '{ "', '{\n' and '[{': a JSON document's start.
 DOCUMENT_STARTS = (b"eyJ", b"eyI", b"eyAi", b"ewo", b"W3s")
+
+# The first letters of base64 of the magic bytes of gzip, bzip2, xz, zstandard and a zip member
+# (those of kitbuild.compressed), in either alphabet: a run that starts so is read through its
+# decompressor (kitbuild.embedded).
+_MAGICS = (b"\x1f\x8b\x08", b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd", b"PK\x03\x04")
+COMPRESSED_STARTS = tuple(dict.fromkeys(encode(m)[: len(m) * 8 // 6] for m in _MAGICS for encode in (base64.b64encode, base64.urlsafe_b64encode)))
 
 _URL_SAFE = bytes.maketrans(b"+/", b"-_")
 _STANDARD = bytes.maketrans(b"-_", b"+/")

@@ -22,13 +22,8 @@ are found in any case of their ASCII letters.
 
 The generic shapes and their anchors live in :mod:`kitbuild.shapes`; the encodings and the
 decoded views in :mod:`kitbuild.leakviews`, base64 in :mod:`kitbuild.leakbase64`, the one
-hyperscan pass in :mod:`kitbuild.leakpass`. This module holds the scanner that runs them.
-
-Speed: hyperscan finds the anchors, the escapes and (up to 5,000 literals) where a private
-string may be; ahocorasick_rs finds every occurrence of a literal near each such place; ``re``
-tries a shape at each anchor. Over random bytes the pass over a file, SHA-256 included, runs at
-about 780 MB/s on one core; the comparisons behind each choice are in docs/performance.md,
-"Searching: which library".
+hyperscan pass in :mod:`kitbuild.leakpass`. This module holds the scanner that runs them. Why
+each library: docs/performance.md.
 """
 
 from __future__ import annotations
@@ -39,9 +34,9 @@ from typing import Callable, ClassVar, Mapping, Sequence
 
 import ahocorasick_rs
 
-from kitbuild.leakbase64 import DOCUMENT_STARTS, cores, decoded_run, starts_run
+from kitbuild.leakbase64 import COMPRESSED_STARTS, DOCUMENT_STARTS, cores, decoded_run, starts_run
 from kitbuild.leakpass import Pass, automaton, compiled
-from kitbuild.leakviews import ESCAPES, REACH, wide_stretches, UTF8, WIDE, WIDE_BE, WIDE_LE, Encoding, View, char, forms, views
+from kitbuild.leakviews import ESCAPES, REACH, wide_stretches, UTF8, WIDE, WIDE_BE, WIDE_LE, Encoding, char, forms, same, through, views
 from kitbuild.shapes import ANCHORS, EMAIL, EMAIL_AT, ENCODED_ANCHORS, ESCAPE_LETTERS, FOLD_AFTER, FOLD_BEFORE, Shape, local_part_start
 
 __all__ = ["Leak", "LeakScanner"]
@@ -95,13 +90,14 @@ class _Tables:
     longest: int
     anchors: list[list[tuple[Shape, int | None, Encoding]]]
     # Per base64 core (kitbuild.leakbase64): the finding it is on its own (a withheld digest's
-    # bytes), None where the run around it is decoded and searched, or _DOCUMENT where that is
-    # so only if the run starts there.
+    # bytes), None where the run around it is decoded and searched, _DOCUMENT where that is so
+    # only if the run starts there, or _COMPRESSED (a run read by kitbuild.embedded).
     base64: list[_Literal | str | None]
     base64_automaton: ahocorasick_rs.BytesAhoCorasick | None  # the cores, past _HYPERSCAN_LITERALS
 
 
 _DOCUMENT = "a JSON document's start"
+_COMPRESSED = "compressed data's start"
 
 # (code, raw offset, length, what, encoding, allowed) of a finding before it is settled: an
 # allowed one is kept until then, for the mirror rule (see _settle)
@@ -228,6 +224,7 @@ class LeakScanner:
         }
         encoded.update(self._encoded)
         encoded.update((start, _DOCUMENT) for start in DOCUMENT_STARTS if not binary)
+        encoded.update((start, _COMPRESSED) for start in COMPRESSED_STARTS if not binary)
         hyperscanned = len(literal_patterns) <= _HYPERSCAN_LITERALS
         # Cores are plain bytes, found as they are: hyperscan compiles 2,000 of them in 0.04 s
         # and 20,000 in 1 s, and searches them at 4,500 MB/s where a DFA of them manages 440.
@@ -245,20 +242,24 @@ class LeakScanner:
 
     # -- the scan ------------------------------------------------------------------------------
 
-    def scan(self, data: bytes, *, binary: bool, lo: int = 0, hi: int | None = None) -> list[Leak]:
+    def scan(self, data: bytes, *, binary: bool, lo: int = 0, hi: int | None = None, compressed: list[int] | None = None) -> list[Leak]:
         """Every finding that starts in ``data[lo:hi]``, sorted by offset, then code.
 
         The data around ``lo:hi`` is context only (see ``MAX_MATCH``); ``binary``: the caller's
         verdict on the whole file (a NUL byte in its first 8 KiB), which leaves out the e-mail
-        and IPv4 shapes."""
+        and IPv4 shapes. ``compressed`` gets the starts in ``data[lo:hi]`` of base64 runs of
+        compressed data, in text (kitbuild.embedded)."""
         data = bytes(data)
         hi = len(data) if hi is None else min(hi, len(data))
         if lo >= hi:
             return []
         found: list[_Found] = []
         escapes, wide, encoded = self._scan_text(data, 0, len(data), None, binary, found)
-        self._scan_views(data, escapes, _same, binary, found)
-        self._scan_base64(data, encoded, binary, found)
+        self._scan_views(data, escapes, same, binary, found)
+        starts: list[int] = []
+        self._scan_base64(data, encoded, binary, found, starts=starts)
+        if compressed is not None:
+            compressed += [start for start in starts if lo <= start < hi]
         for reading, first, folded in wide_stretches(data, wide):
             # UTF-16 (UTF-32) text of escapes: its views, placed in the raw data and read as it is.
             tables = self._table(binary=binary, nul=False)
@@ -273,17 +274,18 @@ class LeakScanner:
         of it as '\\/', a URL percent-encodes its '+', '/' and '=')."""
         for (pattern, decode), spans in zip(ESCAPES, escapes):
             for view in views(text, spans, pattern, decode):
-                place = _through(view, raw)
+                place = through(view, raw)
                 for start, end in view.near_escapes():
                     encoded = self._scan_text(view.text, start, end, place, binary, found)[2]
                     if encoded and base64:
                         self._scan_base64(view.text, encoded, binary, found, place)
 
-    def _scan_base64(self, data: bytes, hits: list[tuple[int, int]], binary: bool, found: list[_Found], raw: Callable[[int], int] | None = None) -> None:
+    def _scan_base64(self, data: bytes, hits: list[tuple[int, int]], binary: bool, found: list[_Found], raw: Callable[[int], int] | None = None, starts: list[int] | None = None) -> None:
         """Findings in base64 (kitbuild.leakbase64): each core found is one on its own, or the
         run around it is decoded, aligned on it, and searched as a view; a finding there is
-        placed (by ``raw``, from ``data``) at the letters that hold its first byte."""
-        raw = raw or _same
+        placed (by ``raw``, from ``data``) at the letters that hold its first byte. ``starts``
+        gets the start of each run of compressed data."""
+        raw = raw or same
         tables = self._table(binary=binary, nul=False)
         runs: dict[tuple[int, int], bytes] = {}
         # The letters of the run decoded last: a core inside it, at its alignment and not near
@@ -292,8 +294,12 @@ class LeakScanner:
         decoded = (0, 0)
         for index, start in sorted(hits, key=lambda hit: hit[1]):
             literal = tables.base64[index]
-            if literal is _DOCUMENT:
+            if literal is _DOCUMENT or literal is _COMPRESSED:
                 if not starts_run(data, start):
+                    continue
+                if literal is _COMPRESSED:
+                    if starts is not None:
+                        starts.append(start)
                     continue
             elif isinstance(literal, _Literal):
                 found.append((literal.code, raw(start), literal.length, literal.what, UTF8, False))
@@ -317,7 +323,7 @@ class LeakScanner:
         # UTF-16 and UTF-32 are read from the raw data only, where their NULs are.
         tables = self._table(binary=binary, nul=raw is None and b"\0" in text)
         if raw is None:
-            raw = _same
+            raw = same
         anchor_hits, literal_hits, escapes, wide_escapes, encoded = tables.search.find(text, first, last)
         if tables.base64_automaton is not None:
             encoded = sorted(encoded + [(index, first + start) for index, start, _ in tables.base64_automaton.find_matches_as_indexes(text[first:last], overlapping=True)])
@@ -446,21 +452,8 @@ def _match_start(text: bytes, anchor: int, back: int | None) -> int | None:
     return anchor - back if anchor >= back else None
 
 
-def _same(at: int) -> int:
-    return at
-
-
-def _through(view: View, raw: Callable[[int], int]) -> Callable[[int], int]:
-    """Where a byte of ``view`` lies in the raw data, when ``raw`` places the view's own text there."""
-    if raw is _same:
-        return view.raw
-    return lambda at: raw(view.raw(at))
-
-
-# Up to this many literals, the fast pass is hyperscan's: 4,400 MB/s over random bytes against
-# 183 for the ahocorasick_rs DFA, whose prefilter random bytes defeat (docs/performance.md). Its
-# compile time grows faster: 0.03 s for 70 literals, 0.2 s for 2,000, 2.4 s for 20,000 (a
-# thousand host names, each in every encoding), which the DFA builds in 0.6 s.
+# Up to this many literals, the fast pass is hyperscan's (4,400 MB/s over random bytes against
+# 183 for the DFA); past them its compile time (2.4 s for 20,000) is not (docs/performance.md).
 _HYPERSCAN_LITERALS = 5000
 
 
@@ -472,6 +465,7 @@ def _name_bounded(text: bytes, start: int, end: int, encoding: Encoding) -> bool
     if before in ESCAPE_LETTERS and escape == 0x5C:
         before = None
     return before not in _NAME_BEFORE and after not in _NAME_AFTER
+
 
 def _settle(found: list[_Found], lo: int, hi: int) -> list[Leak]:
     """One finding per code and raw offset, those starting in [lo, hi), in order.

@@ -19,7 +19,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-__all__ = ["ESCAPE_FINDS", "ESCAPES", "REACH", "WIDE_ESCAPE_FINDS", "end_escape", "wide_stretches", "UTF8", "WIDE", "WIDE_BE", "WIDE_LE", "Encoding", "View", "char", "forms", "views"]
+__all__ = ["ESCAPE_FINDS", "ESCAPES", "REACH", "WIDE_ESCAPE_FINDS", "end_escape", "wide_stretches", "UTF8", "WIDE", "WIDE_BE", "WIDE_LE", "Encoding", "View", "char", "forms", "same", "through", "views"]
 
 
 # -- encodings ---------------------------------------------------------------------------------
@@ -208,6 +208,18 @@ def views(data: bytes, spans: Iterable[tuple[int, int]], escapes: re.Pattern[byt
             stretches.append([first, last, [(start, end)]])
     for first, last, inside in stretches:
         yield View(data, first, last, escapes, decode, inside)
+
+
+def same(at: int) -> int:
+    """The raw data's own places: its text is the raw data."""
+    return at
+
+
+def through(view: View, raw: Callable[[int], int]) -> Callable[[int], int]:
+    """Where a byte of ``view`` lies in the raw data, when ``raw`` places the view's own text there."""
+    if raw is same:
+        return view.raw
+    return lambda at: raw(view.raw(at))
 
 
 def _at_spans(data: bytes, spans: Iterable[tuple[int, int]], escapes: re.Pattern[bytes], last: int) -> Iterable[re.Match[bytes]]:

@@ -30,6 +30,7 @@ import orjson
 
 from kitbuild.compressed import DEPTH, Budget, Unpacked, compression_of
 from kitbuild.digests import DIGEST_LENGTH, digest_starts
+from kitbuild.embedded import Embedded
 from kitbuild.fileformat import format_of
 from kitbuild.hashing import BlockHasher
 from kitbuild.index import WRITTEN
@@ -205,6 +206,7 @@ class Observer:
         self._inside = inside
         self._hash: BlockHasher | None = BlockHasher() if inside is None else None
         self._unpacked: Unpacked | None = None
+        self._embedded: Embedded | None = None  # compressed data in base64 (kitbuild.embedded)
         self._format = format_of(path)
         # The files a build writes about the kit (index.json, SHA256SUMS, croissant.json...)
         # print a digest for every file: their own checks compare each with the file, and no
@@ -287,6 +289,8 @@ class Observer:
                 self._parse(b"".join(self._doc), -1)
         if self._unpacked is not None:
             self.obs.leaks.extend(self._unpacked.finish())
+        if self._embedded is not None:
+            self.obs.leaks.extend(self._embedded.finish())
         self.obs.sha256 = self._hash.hexdigest() if self._hash is not None else ""
         return self.obs
 
@@ -347,8 +351,15 @@ class Observer:
                 self._resume[k] = base + end  # a later window resumes there
             target = obs.placeholders if k < len(plan.placeholders) else obs.words
             target[k if k < len(plan.placeholders) else k - len(plan.placeholders)] += n
-        for leak in plan.scanner.scan(window, binary=obs.binary, lo=lo, hi=hi):
+        depth = 0 if self._inside is None else self._inside[1]
+        compressed: list[int] | None = [] if depth < DEPTH else None
+        for leak in plan.scanner.scan(window, binary=obs.binary, lo=lo, hi=hi, compressed=compressed):
             obs.leaks.append(Leak(leak.code, base + leak.offset, leak.what))
+        if compressed and self._embedded is None:
+            path, budget = obs.path, Budget() if self._inside is None else self._inside[0]
+            self._embedded = Embedded(lambda: Observer(path, plan, (budget, depth + 1)), budget, outermost=self._inside is None)
+        if self._embedded is not None:
+            self._embedded.settle(window, base, lo, hi, compressed or [])
         if self._pairs and not obs.binary:
             if self._doc is not None:
                 self._grow_doc(window[lo:hi], bool(starts))

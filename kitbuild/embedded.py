@@ -1,0 +1,121 @@
+"""Compressed data inside base64, as a text record carries it, read by the leak scan as the record is read.
+
+A record may hold a file inside it: ``"log": "H4sIAAAA…"`` (gzip, then base64, as a JSON API or a
+Helm release stores a blob), a zip or a ``.zst`` dump in a data URI. ``base64 -d | zcat`` shows
+the text at once, and neither the raw scan nor the base64 scan (kitbuild.leakbase64, which looks
+for what it wants encoded) can see inside. So a run of base64 letters that starts as the
+encoding of a compressed format's magic bytes does (:data:`kitbuild.leakbase64.COMPRESSED_STARTS`,
+found in the leak scanner's one pass) is decoded as the file is read, window after window, and
+what it holds goes through the same decompression and the same inner pass as a compressed
+file's (kitbuild.compressed), with the same bounds.
+
+A finding there is placed at the run's first letter and says where in the decompressed text it
+lies: ``in the base64 here, in its gzip content at line 3, column 9: a private path (/home/…)``.
+Only text files are read so (a binary file's bytes are no record's base64), and only a run on
+one line: base64 wrapped over lines ends at the first line end.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from typing import Callable
+
+from kitbuild.compressed import Budget, Inner, Unpacked, compression_of
+from kitbuild.leaks import Leak
+
+__all__ = ["Embedded"]
+
+_LETTERS = re.compile(rb"[A-Za-z0-9+/_-]*")
+_STANDARD = bytes.maketrans(b"-_", b"+/")
+# Decoded bytes enough to tell a format by its magic (bzip2's is ten bytes long).
+_HEAD = 16
+
+
+class _Run:
+    """One run of base64 letters being decoded: where it starts in the file, and its layer once
+    its first bytes have said which format it holds."""
+
+    def __init__(self, start: int) -> None:
+        self.start = start
+        self.letters = b""  # fewer than four, left over from the last piece
+        self.head = b""  # decoded bytes until the format is known
+        self.layer: Unpacked | None = None
+        self.other = False  # no compressed format after all: the rest is passed over
+
+
+class Embedded:
+    """The compressed base64 runs of one text file, fed the file's windows in order (see
+    kitbuild.observe). ``make_inner`` gives a fresh inner pass (one looking for leaks only);
+    ``budget``: what every layer of the file may write, shared with the layers around this one
+    if it is not ``outermost`` (in the file itself, what the runs decode to is what the file
+    holds, for the bound)."""
+
+    def __init__(self, make_inner: Callable[[], Inner], budget: Budget, outermost: bool) -> None:
+        self.make_inner, self.budget, self.outermost = make_inner, budget, outermost
+        self.run: _Run | None = None
+        self.found: list[Leak] = []
+
+    def settle(self, window: bytes, base: int, lo: int, hi: int, starts: list[int]) -> None:
+        """The letters of window[lo:hi] (``base``: the file offset of window[0]) that continue an
+        open run or start one at ``starts`` (offsets in ``window``, in order)."""
+        at = lo
+        if self.run is not None:
+            at = self._read(window, lo, hi)
+        for start in starts:
+            if start >= at:
+                self.run = _Run(base + start)
+                at = self._read(window, start, hi)
+
+    def finish(self) -> list[Leak]:
+        if self.run is not None:
+            self._close()
+        return self.found
+
+    def _read(self, window: bytes, at: int, hi: int) -> int:
+        """Decode the run's letters from ``at``; close it where they end before ``hi``."""
+        run = self.run
+        assert run is not None
+        end = _LETTERS.match(window, at, hi).end()  # type: ignore[union-attr]
+        letters = run.letters + window[at:end]
+        whole = len(letters) // 4 * 4
+        run.letters = letters[whole:]
+        self._feed(run, letters[:whole])
+        if end < hi:
+            self._close()
+        return end
+
+    def _feed(self, run: _Run, letters: bytes) -> None:
+        if run.other or not letters:
+            return
+        try:
+            data = base64.b64decode(letters.translate(_STANDARD), validate=True)
+        except binascii.Error:  # a last group that is none: the run ends in a stray letter
+            run.other = True
+            return
+        if run.layer is None:
+            run.head += data
+            if len(run.head) < _HEAD:
+                return
+            data, run.head = run.head, b""
+            kind = compression_of(data)
+            if kind is None:
+                run.other = True
+                return
+            run.layer = Unpacked(kind, self.make_inner, self.budget, outermost=self.outermost)
+        run.layer.feed(data)
+
+    def _close(self) -> None:
+        run, self.run = self.run, None
+        assert run is not None
+        tail = run.letters
+        if len(tail) >= 2:
+            self._feed(run, tail + b"=" * (4 - len(tail)))
+        if run.layer is None and run.head and not run.other:
+            kind = compression_of(run.head)  # a run shorter than the head
+            if kind is not None:
+                run.layer = Unpacked(kind, self.make_inner, self.budget, outermost=self.outermost)
+                run.layer.feed(run.head)
+        if run.layer is not None:
+            self.found += [Leak(leak.code, run.start, f"in the base64 here, {leak.what}") for leak in run.layer.finish()]
