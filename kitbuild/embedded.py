@@ -91,7 +91,7 @@ class Embedded:
             return
         try:
             data = base64.b64decode(letters.translate(_STANDARD), validate=True)
-        except binascii.Error:  # a last group that is none: the run ends in a stray letter
+        except binascii.Error:  # a last group base64 cannot decode: nothing more to read
             run.other = True
             return
         if run.layer is None:
