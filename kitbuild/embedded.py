@@ -12,7 +12,7 @@ file's (kitbuild.compressed), with the same bounds.
 A finding there is placed at the run's first letter and says where in the decompressed text it
 lies: ``in the base64 here, in its gzip content at line 3, column 9: a private path (/home/…)``.
 Only text files are read so (a binary file's bytes are no record's base64), and only a run on
-one line: base64 wrapped over lines ends at the first line end.
+one line (its '/' may be written '\\/'): base64 wrapped over lines ends at the first line end.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from kitbuild.leaks import Leak
 
 __all__ = ["Embedded"]
 
-_LETTERS = re.compile(rb"[A-Za-z0-9+/_-]*")
+# Letters, and '/' as a JSON encoder that escapes it writes it (PHP's default, .NET's).
+_LETTERS = re.compile(rb"(?:[A-Za-z0-9+/_-]|\\/)*")
 _STANDARD = bytes.maketrans(b"-_", b"+/")
 # Decoded bytes enough to tell a format by its magic (bzip2's is ten bytes long).
 _HEAD = 16
@@ -74,15 +75,16 @@ class Embedded:
         return self.found
 
     def _read(self, window: bytes, at: int, hi: int) -> int:
-        """Decode the run's letters from ``at``; close it where they end before ``hi``."""
+        """Decode the run's letters from ``at``; close it where they end before ``hi`` (not at a
+        backslash just before it, which may start a '\\/' the next window ends)."""
         run = self.run
         assert run is not None
         end = _LETTERS.match(window, at, hi).end()  # type: ignore[union-attr]
-        letters = run.letters + window[at:end]
+        letters = run.letters + window[at:end].replace(b"\\/", b"/")
         whole = len(letters) // 4 * 4
         run.letters = letters[whole:]
         self._feed(run, letters[:whole])
-        if end < hi:
+        if end < hi and not (end == hi - 1 and window[end] == 0x5C):
             self._close()
         return end
 

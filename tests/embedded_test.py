@@ -56,6 +56,30 @@ def test_a_secret_in_compressed_base64_is_found_at_the_runs_start_in_blocks_of_a
     assert {offset for _, offset, what in found if what.startswith("in the base64")} == {start}
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 3000))
+def test_a_run_whose_slashes_a_json_encoder_escaped_is_read_whole(block):
+    # PHP and .NET write each '/' of a string as '\\/': base64 has one every 64 letters or so.
+    letters = base64.b64encode(gzip.compress(TEXT, mtime=0))
+    assert letters.count(b"/") > 3
+    data = b'{"log": "' + letters.replace(b"/", b"\\/") + b'"}\n'
+    assert ("KB501", 9, f"in the base64 here, in {LABEL['gzip']} at line 41, column 21: a private path (/home/…)") in _observe("r.json", data, block)
+
+
+def test_a_run_is_read_whole_wherever_a_window_ends_in_it():
+    # Every place a window can end, a '\\/' cut in two included.
+    from kitbuild.compressed import Budget
+    from kitbuild.embedded import Embedded
+
+    data = b'{"log": "' + base64.b64encode(gzip.compress(TEXT, mtime=0)).replace(b"/", b"\\/") + b'"}\n'
+    for cut in range(10, len(data)):
+        budget = Budget()
+        embedded = Embedded(lambda: Observer("r.json", Plan(), (budget, 1)), budget, outermost=True)
+        embedded.settle(data, 0, 0, cut, [9])
+        embedded.settle(data, 0, cut, len(data), [])
+        assert [leak.offset for leak in embedded.finish()] == [9], cut
+
+
 def test_a_run_longer_than_a_window_is_read_to_its_end():
     text = b"".join(b'{"i": %d}\n' % i for i in range(400_000)) + SECRET_LINE
     blob = base64.b64encode(gzip.compress(text, mtime=0))
