@@ -13,7 +13,7 @@ What it finds, by code:
 - KB901 a private string the config names, KB903 an original digest the kit withholds: never
   passed by an allow entry.
 
-Where: the raw bytes (ASCII, UTF-8), the text under JSON ``\\uXXXX`` and ``\\/`` escapes, under
+Where: the raw bytes (ASCII, UTF-8), the text under JSON ``\\uXXXX`` and ``\\/`` escapes, ``\\xHH``,
 percent-encoding (up to five rounds of it) and HTML character references, UTF-16 and UTF-32 in
 either byte order at any alignment, and the escapes inside UTF-16 and UTF-32 text. A finding is
 placed at the raw byte where its (encoded) text starts, and its ``what`` says what kind of thing

@@ -261,8 +261,13 @@ def _json_decode(m: re.Match[bytes]) -> bytes:
 _PERCENT = re.compile(rb"%(?:25){0,4}([0-9A-Fa-f]{2})")
 
 
-def _percent_decode(m: re.Match[bytes]) -> bytes:
+def _byte(m: re.Match[bytes]) -> bytes:
     return bytes((int(m.group(1), 16),))
+
+
+# '\xHH', as C, Python, JavaScript and a YAML double-quoted string spell a byte: '/home' written
+# '\x2fhome' is '/home' to each of them.
+_HEX_ESCAPE = re.compile(rb"\\x([0-9a-fA-F]{2})")
 
 
 # HTML and XML character references: a page or report that escapes '/' as '&#x2F;' (as some
@@ -294,9 +299,10 @@ def _unwrap(m: re.Match[bytes]) -> bytes:
 
 
 # The escapes a view decodes, each with its decoding.
-ESCAPES = ((_JSON_ESCAPE, _json_decode), (_PERCENT, _percent_decode), (_HTML_REFERENCE, _html_decode), (_WRAP, _unwrap))
+ESCAPES = ((_JSON_ESCAPE, _json_decode), (_PERCENT, _byte), (_HTML_REFERENCE, _html_decode), (_HEX_ESCAPE, _byte), (_WRAP, _unwrap))
 # Each kind of escape as hyperscan finds it (any \\u escape, \\/, a %XX, a character
-# reference's start or a named one, a line end after 40 letters of base64), with its longest
+# reference's start or a named one, a \\x escape, a line end after 40 letters of base64; the
+# last only in text, see leakpass.Pass), with its longest
 # length: hyperscan gives where a match ends, and a span from that far back holds the escape (the
 # rest of a numeric reference, and a wrapped line's indentation, are within _LONGEST after it).
 # The search runs in the leak scanner's one pass over the data (kitbuild.leakpass).
@@ -304,6 +310,7 @@ ESCAPE_FINDS = (
     (rb"\\u[0-9a-fA-F]{4}|\\/", 6),
     (rb"%[0-9A-Fa-f]{2}", 3),
     (rb"&(?:#[0-9xX]|(?:" + _NAMED + rb");)", 2 + max(map(len, _ASCII_NAMES))),
+    (rb"\\x[0-9a-fA-F]{2}", 4),
     # (where the line ends: hyperscan's search for what may follow, indentation and a letter,
     # ran at a fifth of the speed; the view's regex checks it, within _LONGEST after the end)
     (_B64_LETTER + rb"{40}" + _LINE_END, 40 + 4),
@@ -319,13 +326,13 @@ def end_escape(data: bytes, first: int, last: int, spans: list[list[tuple[int, i
         spans[0].append((max(first, last - ESCAPE_FINDS[0][1]), last))
 
 
-# Where UTF-16 or UTF-32 text holds an escape: a backslash then 'u' or '/', a '%' then two hex
+# Where UTF-16 or UTF-32 text holds an escape: a backslash then 'u', 'x' or '/', a '%' then two hex
 # digits, or '&#' (a numeric character reference), each of its units little-endian with the last
 # one's high NULs cut, so that big-endian text matches too, one (three) bytes later (as the
 # anchors are found: see leaks._build_table). Named references in such text are decoded where
 # another escape is near.
 WIDE_ESCAPE_FINDS = tuple(
-    (unit, rb"\\" + zeros + rb"[u/]|%" + zeros + rb"[0-9A-Fa-f]" + zeros + rb"[0-9A-Fa-f]|&" + zeros + rb"#")
+    (unit, rb"\\" + zeros + rb"[u/x]|%" + zeros + rb"[0-9A-Fa-f]" + zeros + rb"[0-9A-Fa-f]|&" + zeros + rb"#")
     for unit, zeros in ((2, rb"\x00"), (4, rb"\x00\x00\x00"))
 )
 

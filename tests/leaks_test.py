@@ -597,7 +597,11 @@ def test_what_is_found_does_not_depend_on_where_in_the_data_it_lies(pieces, shif
     assert [(leak.code, leak.offset, leak.what) for leak in WINDOWS_SCANNER.scan(b"\n" * shift + text, binary=binary)] == found
 
 
-@pytest.mark.parametrize("encode", [all_escaped, lambda s: quote(s, safe=""), lambda s: s.replace("/", "\\/")], ids=["json-u", "percent", "json-slash"])
+@pytest.mark.parametrize(
+    "encode",
+    [all_escaped, lambda s: quote(s, safe=""), lambda s: s.replace("/", "\\/"), lambda s: s.replace("/", "\\x2f"), lambda s: "".join(f"\\x{ord(c):02X}" for c in s)],
+    ids=["json-u", "percent", "json-slash", "hex-slash", "hex-all"],
+)
 def test_an_escaped_private_path_is_found_deep_in_a_file(encode):
     # A path only a decoded view shows, a window and more into the data, through observe's blocks too.
     from kitbuild.observe import Plan, observe_bytes

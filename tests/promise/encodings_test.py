@@ -89,6 +89,8 @@ ENCODINGS: dict[str, tuple[str, Callable[[str], bytes]]] = {
     "JSON, all \\u-escaped": ("log.json", lambda s: ('{"note": "%s"}\n' % json_u_all(s)).encode()),
     "JSON \\/ escapes": ("log.json", lambda s: ('{"note": "ran on %s today"}\n' % s.replace("/", "\\/")).encode()),
     "percent-encoded": ("log.txt", lambda s: f"GET /runs?dir={percent(s)}&n=1 200\n".encode()),
+    # as C, Python, JavaScript and YAML's double-quoted strings spell a byte
+    "\\x escapes": ("run.yaml", lambda s: ('note: "ran on %s today"\n' % "".join(f"\\x{ord(c):02x}" if c == "/" or i == _first_letter(s) else c for i, c in enumerate(s))).encode()),
     "HTML character references": ("report.html", lambda s: f"<p>ran on <code>{html_refs(s)}</code> today</p>\n".encode()),
     "UTF-16LE": ("log.txt", wide("utf-16-le")),
     "UTF-16LE with BOM": ("log.txt", wide("utf-16-le", codecs.BOM_UTF16_LE)),
@@ -195,6 +197,7 @@ COMPOSED: dict[str, Callable[[str], bytes]] = {
     "UTF-16BE with BOM, every character \\u-escaped": lambda s: codecs.BOM_UTF16_BE + ('{"note": "%s"}\r\n' % json_u_all(s)).encode("utf-16-be"),
     "UTF-32LE of JSON \\u escapes": lambda s: ('{"note": "%s"}\r\n' % json_u(s)).encode("utf-32-le"),
     "UTF-16LE of percent-encoding": lambda s: f"GET /runs?dir={percent(s)}\r\n".encode("utf-16-le"),
+    "UTF-16LE of \\x escapes": lambda s: ('"%s"\r\n' % "".join(f"\\x{ord(c):02x}" for c in s)).encode("utf-16-le"),
     "UTF-32BE of percent-encoding": lambda s: f"GET /runs?dir={percent(s)}\r\n".encode("utf-32-be"),
     "percent-encoded twice": lambda s: f"GET /runs?next={quote(percent(s), safe='')}\n".encode(),
     "percent-encoded three times": lambda s: f"GET /a?b={quote(quote(percent(s), safe=''), safe='')}\n".encode(),
