@@ -1,4 +1,4 @@
-"""Private text inside base64, as the leak scan finds it.
+"""Private text inside base64 and hex digits, as the leak scan finds it.
 
 Base64 is how text travels inside other text: a data URI, a JWT's claims, a config embedded in a
 JSON record, a Kubernetes secret, a ``sha256-…`` integrity digest. ``base64 -d`` reads it back
@@ -16,6 +16,9 @@ A JSON document in base64 (a JWT's claims, a config in a Kubernetes secret) is a
 where a run of letters starts as one does (:data:`DOCUMENT_STARTS`), so what no anchor gives
 away there, an e-mail address above all, is found too.
 
+Hex digits (``bytes.hex()``, ``xxd -p``, either case) are read the same way: each anchor and
+private string is looked for as hex (:func:`hex_forms`), and the run of digits around decoded.
+
 Both alphabets are read (``+/`` and the URL-safe ``-_``). Base64 wrapped over lines (MIME, PEM)
 is read across its line ends in text: a view leaves them out (kitbuild.leakviews), and its base64
 is searched as any view's is.
@@ -27,7 +30,7 @@ import base64
 import re
 from typing import Iterable
 
-__all__ = ["COMPRESSED_STARTS", "DOCUMENT_STARTS", "cores", "decoded_run", "starts_run"]
+__all__ = ["COMPRESSED_STARTS", "DOCUMENT_STARTS", "cores", "decoded_hex_run", "decoded_run", "hex_forms", "starts_run"]
 
 # The first letters of base64 of '{"x', '{"1', '{ "', '{\n' and '[{': a JSON document's start.
 DOCUMENT_STARTS = (b"eyJ", b"eyI", b"eyAi", b"ewo", b"W3s")
@@ -41,6 +44,7 @@ COMPRESSED_STARTS = tuple(dict.fromkeys(encode(m)[: len(m) * 8 // 6] for m in _M
 _URL_SAFE = bytes.maketrans(b"+/", b"-_")
 _STANDARD = bytes.maketrans(b"-_", b"+/")
 _LETTERS = re.compile(rb"[A-Za-z0-9+/_-]*")
+_HEX_DIGITS = re.compile(rb"[0-9A-Fa-f]*")
 
 
 def cores(needle: bytes) -> Iterable[bytes]:
@@ -78,3 +82,20 @@ def decoded_run(data: bytes, start: int, reach: int) -> tuple[int, bytes]:
         return first, base64.b64decode(text.translate(_STANDARD), validate=True)
     except ValueError:  # binascii.Error: a last group that is no group (a stray letter)
         return first, base64.b64decode(letters[:whole].translate(_STANDARD), validate=True)
+
+
+def hex_forms(needle: bytes) -> tuple[bytes, ...]:
+    """``needle`` in hex digits, as ``bytes.hex()`` and ``xxd -p`` print it and in capitals
+    (as most other tools do): a byte is two digits wherever it starts, so no alignment to try."""
+    return (needle.hex().encode(), needle.hex().upper().encode())
+
+
+def decoded_hex_run(data: bytes, start: int, reach: int) -> tuple[int, bytes]:
+    """The run of hex digits around a form found at ``start``, decoded up to ``reach`` digits
+    either way, in pairs aligned on it: (the raw offset of its first digit, the bytes). Decoded
+    byte ``i`` came from the digits at ``first + 2 * i``."""
+    before = data[max(0, start - reach) : start][::-1]
+    back = len(_HEX_DIGITS.match(before).group()) // 2 * 2  # type: ignore[union-attr]
+    ahead = len(_HEX_DIGITS.match(data, start, min(len(data), start + reach)).group())  # type: ignore[union-attr]
+    digits = data[start - back : start + ahead]
+    return start - back, bytes.fromhex(digits[: len(digits) // 2 * 2].decode("ascii"))

@@ -34,10 +34,10 @@ from typing import Callable, ClassVar, Mapping, Sequence
 
 import ahocorasick_rs
 
-from kitbuild.leakbase64 import COMPRESSED_STARTS, DOCUMENT_STARTS, cores, decoded_run, starts_run
+from kitbuild.leakbase64 import COMPRESSED_STARTS, DOCUMENT_STARTS, cores, decoded_hex_run, decoded_run, hex_forms, starts_run
 from kitbuild.leakpass import Pass, automaton, compiled
 from kitbuild.leakviews import ESCAPES, REACH, wide_stretches, UTF8, WIDE, WIDE_BE, WIDE_LE, Encoding, char, forms, same, through, views
-from kitbuild.shapes import ANCHORS, EMAIL, EMAIL_AT, ENCODED_ANCHORS, ESCAPE_LETTERS, FOLD_AFTER, FOLD_BEFORE, Shape, local_part_start
+from kitbuild.shapes import ANCHORS, EMAIL, EMAIL_AT, ENCODED_ANCHORS, ESCAPE_LETTERS, FOLD_AFTER, FOLD_BEFORE, Shape, match_start
 
 __all__ = ["Leak", "LeakScanner"]
 
@@ -91,13 +91,14 @@ class _Tables:
     anchors: list[list[tuple[Shape, int | None, Encoding]]]
     # Per base64 core (kitbuild.leakbase64): the finding it is on its own (a withheld digest's
     # bytes), None where the run around it is decoded and searched, _DOCUMENT where that is so
-    # only if the run starts there, or _COMPRESSED (a run read by kitbuild.embedded).
+    # only if the run starts there, _COMPRESSED (a run read by kitbuild.embedded), or _HEX (hex).
     base64: list[_Literal | str | None]
     base64_automaton: ahocorasick_rs.BytesAhoCorasick | None  # the cores, past _HYPERSCAN_LITERALS
 
 
 _DOCUMENT = "a JSON document's start"
 _COMPRESSED = "compressed data's start"
+_HEX = "hex digits"
 
 # (code, raw offset, length, what, encoding, allowed) of a finding before it is settled: an
 # allowed one is kept until then, for the mirror rule (see _settle)
@@ -123,7 +124,7 @@ class LeakScanner:
 
     def __init__(self, private: Mapping[str, str] = {}, allow: Sequence[str] = (), digests: Mapping[str, str] = {}) -> None:
         literals: dict[bytes, list[_Literal]] = {}
-        encoded: dict[bytes, _Literal | None] = {}  # base64 cores: see _Tables.base64
+        encoded: dict[bytes, _Literal | str | None] = {}  # base64 cores and hex forms: see _Tables.base64
         # Raised once the descriptions they print are known to hold no private string.
         errors: list[str] = []
 
@@ -142,9 +143,10 @@ class LeakScanner:
             # prints its computer's name in capitals, and macOS and Windows paths are case-blind.
             for form, encoding in forms(text):
                 add(form.lower(), _Literal("KB901", what, form.lower(), len(text), name, encoding))
-            # In base64 as written and in lower case: base64 keeps no case to ignore.
+            # In base64 and hex as written and in lower case: they keep no case to ignore.
             for spelling in dict.fromkeys((text.encode(), text.lower().encode())):
                 encoded.update(dict.fromkeys(cores(spelling)))
+                encoded.update(dict.fromkeys(hex_forms(spelling), _HEX))
         for digest, what in digests.items():
             if not re.fullmatch(r"[0-9a-fA-F]{64}", digest):
                 errors.append(f"a withheld digest is not 64 hex digits: {what}")
@@ -222,6 +224,7 @@ class LeakScanner:
             if len(anchor) >= 5 and not anchor.isupper() and b"\\\\" not in anchor and not (binary and all(s.text_only for s, _ in shapes))
             for core in cores(anchor)
         }
+        encoded.update((form, _HEX) for anchor in ANCHORS if len(anchor) >= 5 and not anchor.isupper() and b"\\\\" not in anchor and not binary for form in hex_forms(anchor))
         encoded.update(self._encoded)
         encoded.update((start, _DOCUMENT) for start in DOCUMENT_STARTS if not binary)
         encoded.update((start, _COMPRESSED) for start in COMPRESSED_STARTS if not binary)
@@ -261,8 +264,9 @@ class LeakScanner:
         if compressed is not None:
             compressed += [start for start in starts if lo <= start < hi]
         for reading, first, folded in wide_stretches(data, wide):
-            # UTF-16 (UTF-32) text of escapes: its views, placed in the raw data and read as it is.
-            tables = self._table(binary=binary, nul=False)
+            # UTF-16 (UTF-32) text of escapes: its views, placed in the raw data and read as it is
+            # (its escapes found as text's are, though a file of it is binary by its NULs).
+            tables = self._table(binary=False, nul=False)
             here: list[_Found] = []
             self._scan_views(folded, tables.search.find(folded, 0, len(folded))[2], lambda at: first + reading.unit * at, binary, here)
             found += [(code, offset, length, what, reading, allowed) for code, offset, length, what, _, allowed in here]
@@ -281,19 +285,25 @@ class LeakScanner:
                         self._scan_base64(view.text, encoded, binary, found, place)
 
     def _scan_base64(self, data: bytes, hits: list[tuple[int, int]], binary: bool, found: list[_Found], raw: Callable[[int], int] | None = None, starts: list[int] | None = None) -> None:
-        """Findings in base64 (kitbuild.leakbase64): each core found is one on its own, or the
-        run around it is decoded, aligned on it, and searched as a view; a finding there is
+        """Findings in base64 and hex (kitbuild.leakbase64): each core found is one on its own, or
+        the run around it is decoded, aligned on it, and searched as a view; a finding there is
         placed (by ``raw``, from ``data``) at the letters that hold its first byte. ``starts``
         gets the start of each run of compressed data."""
         raw = raw or same
         tables = self._table(binary=binary, nul=False)
-        runs: dict[tuple[int, int], bytes] = {}
-        # The letters of the run decoded last: a core inside it, at its alignment and not near
-        # its end, lies in text already decoded. (Decoding around each core on its own took 38 s
-        # for a MiB of base64 that names a path on every line.)
-        decoded = (0, 0)
+        runs: dict[tuple[int, int, int], bytes] = {}  # (first, length, letters a group: 4, or 2 in hex)
+        # The letters of the run decoded last (base64, hex): a core inside it, at its alignment and
+        # not near its end, lies in text already decoded. (Decoding around each core on its own
+        # took 38 s for a MiB of base64 that names a path on every line.)
+        decoded, decoded_hex = (0, 0), (0, 0)
         for index, start in sorted(hits, key=lambda hit: hit[1]):
             literal = tables.base64[index]
+            if literal is _HEX:
+                if not (decoded_hex[0] <= start < decoded_hex[1] - REACH // 2 and (start - decoded_hex[0]) % 2 == 0):
+                    first, text = decoded_hex_run(data, start, REACH)
+                    decoded_hex = (first, first + 2 * len(text))
+                    runs.setdefault((first, len(text), 2), text)
+                continue
             if literal is _DOCUMENT or literal is _COMPRESSED:
                 if not starts_run(data, start):
                     continue
@@ -308,13 +318,13 @@ class LeakScanner:
                 continue
             first, text = decoded_run(data, start, REACH)
             decoded = (first, first + len(text) // 3 * 4)
-            runs.setdefault((first, len(text)), text)
-        for (first, _), text in runs.items():
+            runs.setdefault((first, len(text), 4), text)
+        for (first, _, group), text in runs.items():
             here: list[_Found] = []
-            place = lambda at, first=first, raw=raw: raw(first + at // 3 * 4)  # noqa: E731
+            place = lambda at, first=first, raw=raw, group=group: raw(first + at // (group - 1) * group)  # noqa: E731
             escapes = self._scan_text(text, 0, len(text), place, binary, here)[0]
             self._scan_views(text, escapes, place, binary, here, base64=False)
-            found += [(code, offset, length, f"{what}, base64-encoded", encoding, allowed) for code, offset, length, what, encoding, allowed in here]
+            found += [(code, offset, length, f"{what}, {'base64' if group == 4 else 'hex'}-encoded", encoding, allowed) for code, offset, length, what, encoding, allowed in here]
 
     def _scan_text(self, text: bytes, first: int, last: int, raw: Callable[[int], int] | None, binary: bool, found: list[_Found]) -> tuple[list[list[tuple[int, int]]], list[tuple[int, int]], list[tuple[int, int]]]:
         """Findings that lie in text[first:last], of the raw data (``raw`` None) or of a
@@ -397,7 +407,7 @@ class LeakScanner:
 
     def _try(self, shape: Shape, text: bytes, anchor: int, back: int | None, raw: Callable[[int], int], found: list[_Found]) -> None:
         """The shape's match at an anchor in UTF-8 text, if any, into ``found``, marked allowed or not."""
-        start = _match_start(text, anchor, back)
+        start = match_start(text, anchor, back)
         if start is None:
             return
         m = shape.pattern.match(text, start)
@@ -423,7 +433,7 @@ class LeakScanner:
             folded = encoding.fold(data[first:end])
             for anchor, shape, back in tries[i:j]:
                 at = (anchor - first) // unit
-                start = _match_start(folded, at, back)
+                start = match_start(folded, at, back)
                 if start is None:
                     continue
                 # The anchor's own stretch ends FOLD_AFTER code units on: so does the match.
@@ -442,14 +452,6 @@ class LeakScanner:
             if len(allow) >= end - start and text.find(allow, max(0, end - len(allow)), start + len(allow)) >= 0:
                 return True
         return False
-
-
-def _match_start(text: bytes, anchor: int, back: int | None) -> int | None:
-    """Where a shape's match starts for its anchor: ``back`` characters before it, or (None)
-    where the local part before an e-mail address's '@' starts; None where there is none."""
-    if back is None:
-        return local_part_start(text, anchor)
-    return anchor - back if anchor >= back else None
 
 
 # Up to this many literals, the fast pass is hyperscan's (4,400 MB/s over random bytes against

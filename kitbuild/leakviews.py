@@ -302,7 +302,7 @@ def _unwrap(m: re.Match[bytes]) -> bytes:
 ESCAPES = ((_JSON_ESCAPE, _json_decode), (_PERCENT, _byte), (_HTML_REFERENCE, _html_decode), (_HEX_ESCAPE, _byte), (_WRAP, _unwrap))
 # Each kind of escape as hyperscan finds it (any \\u escape, \\/, a %XX, a character
 # reference's start or a named one, a \\x escape, a line end after 40 letters of base64; the
-# last only in text, see leakpass.Pass), with its longest
+# last two only in text, see leakpass.Pass), with its longest
 # length: hyperscan gives where a match ends, and a span from that far back holds the escape (the
 # rest of a numeric reference, and a wrapped line's indentation, are within _LONGEST after it).
 # The search runs in the leak scanner's one pass over the data (kitbuild.leakpass).

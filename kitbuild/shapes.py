@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["ANCHORS", "EMAIL", "EMAIL_AT", "ENCODED_ANCHORS", "ESCAPE_LETTERS", "FOLD_AFTER", "FOLD_BEFORE", "Shape", "local_part_start"]
+__all__ = ["ANCHORS", "EMAIL", "EMAIL_AT", "ENCODED_ANCHORS", "ESCAPE_LETTERS", "FOLD_AFTER", "FOLD_BEFORE", "Shape", "local_part_start", "match_start"]
 
 # Every shape regex is tried only where one of its anchors (a literal every match contains) was
 # found: on clean records the anchors' search runs at gigabytes a second, a regex tried at every
@@ -136,3 +136,11 @@ def local_part_start(text: bytes, at: int) -> int | None:
 
 
 _LOCAL_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._%+-")
+
+
+def match_start(text: bytes, anchor: int, back: int | None) -> int | None:
+    """Where a shape's match starts for its anchor: ``back`` characters before it, or (None)
+    where the local part before an e-mail address's '@' starts; None where there is none."""
+    if back is None:
+        return local_part_start(text, anchor)
+    return anchor - back if anchor >= back else None

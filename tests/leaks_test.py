@@ -686,6 +686,25 @@ def test_wrapped_base64_of_other_bytes_and_lines_of_digests_give_nothing():
     assert BUILD.scan(mime, binary=False) == [] and BUILD.scan(digests, binary=False) == []
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(sorted(CODES_OF)), st.binary(max_size=30), st.binary(max_size=30), st.booleans(), st.sampled_from([b"", b" ", b"0x", b"a", b"abc"]))
+def test_a_secret_in_hex_is_found_wherever_it_starts_and_placed_at_its_digits(secret, before, after, upper, lead):
+    digits = (before + b" " + secret.encode() + b" " + after).hex().encode()
+    data = b"dump: " + lead + (digits.upper() if upper else digits) + b"\n"
+    found = [(leak.code, leak.offset) for leak in BUILD.scan(data, binary=False)]
+    assert (CODES_OF[secret], 6 + len(lead) + 2 * (len(before) + 1)) in found, (found, data)
+
+
+def test_hex_that_names_a_path_on_every_line_is_read_in_reasonable_time():
+    import time
+
+    dump = b"".join(b"/home/ada/run%05d.json\n".hex().encode() + b"\n" for i in range(20_000))
+    started = time.process_time()
+    leaks = VERIFY.scan(dump, binary=False)
+    assert time.process_time() - started < 3
+    assert len(leaks) == 20_000 and {leak.what for leak in leaks} == {"a private path (/home/…), hex-encoded"}
+
+
 def test_a_withheld_digest_in_base64_is_found_as_integrity_metadata_prints_it():
     for spelling in (b"sha256-" + base64.b64encode(bytes.fromhex(DIGEST)), base64.b64encode(DIGEST.encode()), base64.urlsafe_b64encode(b"x" + bytes.fromhex(DIGEST))):
         assert {leak.code for leak in BUILD.scan(b"integrity: " + spelling + b"\n", binary=False)} == {"KB903"}, spelling

@@ -105,6 +105,7 @@ ENCODINGS: dict[str, tuple[str, Callable[[str], bytes]]] = {
     "base64 in JSON": ("log.json", lambda s: ('{"blob": "%s"}\n' % base64.b64encode(f"~ran on {s}".encode()).decode()).encode()),
     "base64url in a token": ("log.txt", lambda s: b"GET /x?state=" + base64.urlsafe_b64encode(f"\xff {s}?".encode()).rstrip(b"=") + b" 200\n"),
     "base64 in a data URI": ("report.html", lambda s: b'<a href="data:text/plain;base64,' + base64.b64encode(f"ran on {s} today".encode()) + b'">log</a>\n'),
+    "hex digits": ("dump.txt", lambda s: b"payload: " + f"ran on {s} today".encode().hex().encode() + b"\n"),
     "gzip in base64 in JSON": ("log.json", lambda s: b'{"log": "' + base64.b64encode(gzip.compress(f"ran on {s} today\n".encode(), mtime=0)) + b'"}\n'),
     # 76 letters a line (GNU base64, MIME), the secret's letters across the first line end
     "base64 wrapped over lines": ("mail.txt", lambda s: b"attachment:\n" + base64.encodebytes(b"x" * 54 + f" {s} ran".encode())),
