@@ -143,8 +143,10 @@ class LeakScanner:
             # prints its computer's name in capitals, and macOS and Windows paths are case-blind.
             for form, encoding in forms(text):
                 add(form.lower(), _Literal("KB901", what, form.lower(), len(text), name, encoding))
-            # In base64 and hex as written and in lower case: they keep no case to ignore.
-            for spelling in dict.fromkeys((text.encode(), text.lower().encode())):
+            # In base64 and hex as written and in lower case: they keep no case to ignore. Not a
+            # name under 5 bytes: 'ada' is 24 bits, which turn up by chance in random base64 or hex
+            # every few MB (an embedded image, a file of digests) and would stop a build for nothing.
+            for spelling in dict.fromkeys((text.encode(), text.lower().encode())) if len(text.encode()) >= 5 else ():
                 encoded.update(dict.fromkeys(cores(spelling)))
                 encoded.update(dict.fromkeys(hex_forms(spelling), _HEX))
         for digest, what in digests.items():

@@ -705,6 +705,15 @@ def test_hex_that_names_a_path_on_every_line_is_read_in_reasonable_time():
     assert len(leaks) == 20_000 and {leak.what for leak in leaks} == {"a private path (/home/…), hex-encoded"}
 
 
+def test_a_name_shorter_than_5_bytes_is_not_looked_for_in_base64_or_hex():
+    # 'ada' is 24 bits: it turns up by chance every few MB of random base64 (an embedded image)
+    # or of digests, between bytes that leave it a name, and a build must not stop for that.
+    scanner = LeakScanner({"ada": "a user name"})
+    for chance in (base64.b64encode(b"\x80\x81 ada!\x90\x91"), b"aa2061646121bb" + b"c" * 50):
+        assert scanner.scan(b"x " + chance + b"\n", binary=False) == []
+    assert [leak.code for leak in scanner.scan(b"ran as ada today\n", binary=False)] == ["KB901"]
+
+
 def test_a_withheld_digest_in_base64_is_found_as_integrity_metadata_prints_it():
     for spelling in (b"sha256-" + base64.b64encode(bytes.fromhex(DIGEST)), base64.b64encode(DIGEST.encode()), base64.urlsafe_b64encode(b"x" + bytes.fromhex(DIGEST))):
         assert {leak.code for leak in BUILD.scan(b"integrity: " + spelling + b"\n", binary=False)} == {"KB903"}, spelling
