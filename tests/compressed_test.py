@@ -8,6 +8,7 @@ import gzip
 import io
 import lzma
 import os
+import random
 import time
 import zipfile
 import zlib
@@ -17,7 +18,7 @@ import zstandard
 from hypothesis import given, settings, strategies as st
 
 from kitbuild import compressed, index
-from kitbuild.compressed import compression_of
+from kitbuild.compressed import MEMORY, compression_of
 from kitbuild.observe import Observer, Plan, observe_bytes, observe_stream
 from kittest import make_files, write_kit
 
@@ -88,10 +89,16 @@ def test_layers_are_opened_to_the_depth_limit_and_no_further():
 
 
 def test_bytes_that_only_start_like_a_compressed_file_give_nothing():
+    # Random bytes after a magic are a corrupt stream: nothing comes out and nothing is found.
+    # Only a zstandard frame says in its first bytes how much memory it needs, and one random
+    # header in nine asks for more than MEMORY: that is reported as not read (KB504), as a real
+    # such stream would be. (Seeded: which tails ask so is fixed.)
+    rnd = random.Random(3)
     for magic in (b"\x1f\x8b\x08", b"BZh91AY&SY", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd"):
-        for tail in (os.urandom(200_000), b"", b"\0" * 50):
-            observation = observe_bytes("r.bin", magic + tail, PLAN)
-            assert [leak for leak in observation.leaks if leak.offset < 0] == []
+        for tail in [rnd.randbytes(20_000) for _ in range(30)] + [b"", b"\0" * 50]:
+            found = [(leak.code, leak.what.split(":")[0]) for leak in observe_bytes("r.bin", magic + tail, PLAN).leaks if leak.offset < 0]
+            allowed = [[], [("KB504", f"its zstandard content needs more than {MEMORY >> 20} MiB of memory to decompress")]]
+            assert found in (allowed if magic.startswith(b"\x28") else allowed[:1]), (magic, found)
 
 
 def test_a_truncated_file_is_read_as_far_as_it_goes():
