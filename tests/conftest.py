@@ -1,3 +1,13 @@
-"""Registers the shared fixtures defined in tests/kittest.py."""
+"""Registers the shared fixtures defined in tests/kittest.py, and how property tests draw."""
+
+import os
+
+from hypothesis import settings
 
 from kittest import make_files_fixture, write_kit_fixture, cli, bench  # noqa: F401
+
+# The same examples on every run, so a property test that fails fails again, and CI's verdict is
+# the code's, not the draw's. HYPOTHESIS_PROFILE=explore draws new ones (run it now and then).
+settings.register_profile("kitbuild", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "kitbuild"))
