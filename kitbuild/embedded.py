@@ -27,8 +27,9 @@ from kitbuild.leaks import Leak
 
 __all__ = ["Embedded"]
 
-# Letters, and '/' as a JSON encoder that escapes it writes it (PHP's default, .NET's).
-_LETTERS = re.compile(rb"(?:[A-Za-z0-9+/_-]|\\/)*")
+# Letters, and '/' as a JSON encoder that escapes it writes it (PHP's default, .NET's); a class
+# then escaped slashes, not an alternation a letter: 700 against 13 MB/s over a long run.
+_LETTERS = re.compile(rb"[A-Za-z0-9+/_-]*(?:\\/[A-Za-z0-9+/_-]*)*")
 _STANDARD = bytes.maketrans(b"-_", b"+/")
 # Decoded bytes enough to tell a format by its magic (bzip2's is ten bytes long).
 _HEAD = 16
