@@ -23,7 +23,7 @@ import bisect
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, BinaryIO, Mapping
+from typing import Any, BinaryIO, Callable, Mapping
 
 import ahocorasick_rs
 import orjson
@@ -204,6 +204,8 @@ class Observer:
         self.plan = plan
         self.obs = Observation(path, placeholders=[0] * len(plan.placeholders), words=[0] * len(plan.words))
         self._inside = inside
+        self._depth = 0 if inside is None else inside[1]
+        self._budget: Budget | None = None  # what the layers inside the file may write
         self._hash: BlockHasher | None = BlockHasher() if inside is None else None
         self._unpacked: Unpacked | None = None
         self._embedded: Embedded | None = None  # compressed data in base64 (kitbuild.embedded)
@@ -255,11 +257,17 @@ class Observer:
         """Binary or not, and compressed or not, from the file's first bytes."""
         self.obs.binary = b"\0" in head[:BINARY_SNIFF]
         kind = compression_of(head)
-        depth = 0 if self._inside is None else self._inside[1]
-        if kind is not None and depth < DEPTH:
-            budget = Budget() if self._inside is None else self._inside[0]
-            path, plan = self.obs.path, self.plan
-            self._unpacked = Unpacked(kind, lambda: Observer(path, plan, (budget, depth + 1)), budget, outermost=self._inside is None)
+        if kind is not None and self._depth < DEPTH:
+            self._unpacked = Unpacked(kind, *self._layer())
+
+    def _layer(self) -> tuple[Callable[[], Observer], Budget, bool]:
+        """What a layer inside this file needs (kitbuild.compressed, kitbuild.embedded): a fresh
+        pass one layer deeper, the budget every layer of the file shares, and whether this pass
+        is the file's own (whose bytes the budget is measured against)."""
+        if self._budget is None:
+            self._budget = Budget() if self._inside is None else self._inside[0]
+        path, plan, budget, depth = self.obs.path, self.plan, self._budget, self._depth
+        return (lambda: Observer(path, plan, (budget, depth + 1))), budget, self._inside is None
 
     def from_line(self, offset: int, before: bytes) -> None:
         """Observe a part of a text file (kitbuild.parts): what starts from ``offset``, a line
@@ -351,13 +359,11 @@ class Observer:
                 self._resume[k] = base + end  # a later window resumes there
             target = obs.placeholders if k < len(plan.placeholders) else obs.words
             target[k if k < len(plan.placeholders) else k - len(plan.placeholders)] += n
-        depth = 0 if self._inside is None else self._inside[1]
-        compressed: list[int] | None = [] if depth < DEPTH else None
+        compressed: list[int] | None = [] if self._depth < DEPTH else None
         for leak in plan.scanner.scan(window, binary=obs.binary, lo=lo, hi=hi, compressed=compressed):
             obs.leaks.append(Leak(leak.code, base + leak.offset, leak.what))
         if compressed and self._embedded is None:
-            path, budget = obs.path, Budget() if self._inside is None else self._inside[0]
-            self._embedded = Embedded(lambda: Observer(path, plan, (budget, depth + 1)), budget, outermost=self._inside is None)
+            self._embedded = Embedded(*self._layer())
         if self._embedded is not None:
             self._embedded.settle(window, base, lo, hi, compressed or [])
         if self._pairs and not obs.binary:
