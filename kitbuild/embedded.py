@@ -23,6 +23,7 @@ import re
 from typing import Callable
 
 from kitbuild.compressed import Budget, Inner, Unpacked, compression_of
+from kitbuild.leakbase64 import STANDARD
 from kitbuild.leaks import Leak
 
 __all__ = ["Embedded"]
@@ -30,7 +31,6 @@ __all__ = ["Embedded"]
 # Letters, and '/' as a JSON encoder that escapes it writes it (PHP's default, .NET's); a class
 # then escaped slashes, not an alternation a letter: 700 against 13 MB/s over a long run.
 _LETTERS = re.compile(rb"[A-Za-z0-9+/_-]*(?:\\/[A-Za-z0-9+/_-]*)*")
-_STANDARD = bytes.maketrans(b"-_", b"+/")
 # Decoded bytes enough to tell a format by its magic (bzip2's is ten bytes long).
 _HEAD = 16
 
@@ -93,7 +93,7 @@ class Embedded:
         if run.other or not letters:
             return
         try:
-            data = base64.b64decode(letters.translate(_STANDARD), validate=True)
+            data = base64.b64decode(letters.translate(STANDARD), validate=True)
         except binascii.Error:  # a last group base64 cannot decode: nothing more to read
             run.other = True
             return

@@ -30,7 +30,7 @@ import base64
 import re
 from typing import Iterable
 
-__all__ = ["COMPRESSED_STARTS", "DOCUMENT_STARTS", "cores", "decoded_hex_run", "decoded_run", "hex_forms", "starts_run"]
+__all__ = ["COMPRESSED_STARTS", "DOCUMENT_STARTS", "STANDARD", "cores", "decoded_hex_run", "decoded_run", "hex_forms", "starts_run"]
 
 # The first letters of base64 of '{"x', '{"1', '{ "', '{\n' and '[{': a JSON document's start.
 DOCUMENT_STARTS = (b"eyJ", b"eyI", b"eyAi", b"ewo", b"W3s")
@@ -42,7 +42,8 @@ _MAGICS = (b"\x1f\x8b\x08", b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd", b"PK\x
 COMPRESSED_STARTS = tuple(dict.fromkeys(encode(m)[: len(m) * 8 // 6] for m in _MAGICS for encode in (base64.b64encode, base64.urlsafe_b64encode)))
 
 _URL_SAFE = bytes.maketrans(b"+/", b"-_")
-_STANDARD = bytes.maketrans(b"-_", b"+/")
+# The URL-safe alphabet read as the standard one (kitbuild.embedded decodes with it too).
+STANDARD = bytes.maketrans(b"-_", b"+/")
 _LETTERS = re.compile(rb"[A-Za-z0-9+/_-]*")
 _HEX_DIGITS = re.compile(rb"[0-9A-Fa-f]*")
 
@@ -67,21 +68,27 @@ def starts_run(data: bytes, start: int) -> bool:
     return start == 0 or _LETTERS.fullmatch(data, start - 1, start) is None
 
 
+def _around(data: bytes, start: int, reach: int, letters: re.Pattern[bytes], group: int) -> tuple[int, bytes]:
+    """The run of ``letters`` around ``start``, up to ``reach`` of them either way, starting a
+    whole number of ``group``s before it: (its first offset, the run)."""
+    before = data[max(0, start - reach) : start][::-1]
+    back = len(letters.match(before).group()) // group * group  # type: ignore[union-attr]
+    ahead = len(letters.match(data, start, min(len(data), start + reach)).group())  # type: ignore[union-attr]
+    return start - back, data[start - back : start + ahead]
+
+
 def decoded_run(data: bytes, start: int, reach: int) -> tuple[int, bytes]:
     """The base64 run around a core found at ``start`` (a group's first letter), decoded up to
     ``reach`` letters either way: (the raw offset of its first letter, the decoded bytes). Decoded
     byte ``i`` came from the letters at ``first + i // 3 * 4``."""
-    before = data[max(0, start - reach) : start][::-1]
-    back = len(_LETTERS.match(before).group()) // 4 * 4  # type: ignore[union-attr]
-    ahead = len(_LETTERS.match(data, start, min(len(data), start + reach)).group())  # type: ignore[union-attr]
-    first, letters = start - back, data[start - back : start + ahead]
+    first, letters = _around(data, start, reach, _LETTERS, 4)
     whole = len(letters) // 4 * 4
     tail = letters[whole:]
     text = letters[:whole] + (tail + b"=" * (4 - len(tail)) if len(tail) >= 2 else b"")
     try:
-        return first, base64.b64decode(text.translate(_STANDARD), validate=True)
+        return first, base64.b64decode(text.translate(STANDARD), validate=True)
     except ValueError:  # binascii.Error: a last group that is no group (a stray letter)
-        return first, base64.b64decode(letters[:whole].translate(_STANDARD), validate=True)
+        return first, base64.b64decode(letters[:whole].translate(STANDARD), validate=True)
 
 
 def hex_forms(needle: bytes) -> tuple[bytes, ...]:
@@ -94,8 +101,5 @@ def decoded_hex_run(data: bytes, start: int, reach: int) -> tuple[int, bytes]:
     """The run of hex digits around a form found at ``start``, decoded up to ``reach`` digits
     either way, in pairs aligned on it: (the raw offset of its first digit, the bytes). Decoded
     byte ``i`` came from the digits at ``first + 2 * i``."""
-    before = data[max(0, start - reach) : start][::-1]
-    back = len(_HEX_DIGITS.match(before).group()) // 2 * 2  # type: ignore[union-attr]
-    ahead = len(_HEX_DIGITS.match(data, start, min(len(data), start + reach)).group())  # type: ignore[union-attr]
-    digits = data[start - back : start + ahead]
-    return start - back, bytes.fromhex(digits[: len(digits) // 2 * 2].decode("ascii"))
+    first, digits = _around(data, start, reach, _HEX_DIGITS, 2)
+    return first, bytes.fromhex(digits[: len(digits) // 2 * 2].decode("ascii"))
