@@ -50,10 +50,10 @@ _MAGIC = (
 )
 
 
-# How a finding in what a compressed file holds begins (see _Content's labels; kitbuild.embedded
-# puts where its base64 is first): the build's advice for such a finding says to decompress it
-# (kitbuild.gate).
-IN_COMPRESSED = re.compile(r"^(?:in the base64 here, )?in its (?:(?:" + "|".join(name for name, _ in _MAGIC if name != "zip") + r") content|zip member [0-9]+)")
+# How a finding in what a compressed file holds begins (see _Content's labels; kitbuild.checks
+# puts the column first, kitbuild.embedded where its base64 or stream is): the build's advice
+# for such a finding says to decompress it (kitbuild.gate).
+IN_COMPRESSED = re.compile(r"^(?:column [0-9]+: )?(?:in the (?:base64|compressed data) here, )?in its (?:(?:" + "|".join(name for name, _ in _MAGIC if name != "zip") + r") content|zip member [0-9]+)")
 
 
 def compression_of(head: bytes) -> str | None:
@@ -183,11 +183,16 @@ class Unpacked:
         self._push: Callable[[bytes], None]
         self._found: list[Leak] = []
         self._read = 0  # bytes fed to the inner passes of contents closed
+        # What says the stream ended (a zstandard stream ends only where what follows is corrupt).
+        self._reader: _ZipMembers | _Members | None = None
         if kind == "zip":
-            self._push = _ZipMembers(lambda n: self._open(f"its zip member {n}", make_inner), self._close).push
+            self._reader = _ZipMembers(lambda n: self._open(f"its zip member {n}", make_inner), self._close)
+            self._push = self._reader.push
         else:
             content = self._open(f"its {kind} content", make_inner)
-            decode = _zstandard() if kind == "zstandard" else _Members(kind).push
+            if kind != "zstandard":
+                self._reader = _Members(kind)
+            decode = _zstandard() if kind == "zstandard" else self._reader.push  # type: ignore[union-attr]
             self._push = lambda data: decode(data, content.write)
 
     def _open(self, label: str, make_inner: Callable[[], Inner]) -> _Content:
@@ -214,6 +219,12 @@ class Unpacked:
             self.too_large = self.done = True
         except (zlib.error, OSError, EOFError, lzma.LZMAError, _Corrupt, ValueError, struct.error):
             self.done = True  # corrupt: what came out before was read
+
+    @property
+    def ended(self) -> bool:
+        """Nothing fed from now on is read: the stream ended (what followed it is no member) or
+        is corrupt, or the budget is spent."""
+        return self.done or (self._reader is not None and self._reader.ended)
 
     def finish(self) -> list[Leak]:
         for content in list(self.contents):

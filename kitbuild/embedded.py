@@ -1,4 +1,5 @@
-"""Compressed data inside base64, as a text record carries it, read by the leak scan as the record is read.
+"""Compressed data inside a file, read by the leak scan as the file is read: in base64 in a text
+record, and as it is in a binary file (a tar of .gz files).
 
 A record may hold a file inside it: ``"log": "H4sIAAAA…"`` (gzip, then base64, as a JSON API or a
 Helm release stores a blob), a zip or a ``.zst`` dump in a data URI. ``base64 -d | zcat`` shows
@@ -13,6 +14,17 @@ A finding there is placed at the run's first letter and says where in the decomp
 lies: ``in the base64 here, in its gzip content at line 3, column 9: a private path (/home/…)``.
 Only text files are read so (a binary file's bytes are no record's base64), and only a run on
 one line (its '/' may be written '\\/'): base64 wrapped over lines ends at the first line end.
+
+A binary file that is not compressed itself may hold compressed streams as they are: ``tar cf``
+of ``.jsonl.gz`` logs (a tar stores each member's bytes unchanged), a cpio or ar archive, a
+parquet page in gzip or zstandard. So where a format's magic bytes lie in binary data
+(:data:`kitbuild.leakbase64.MAGICS`, found in the same pass), the bytes from there are read
+through that decompressor too, until its stream ends or turns out corrupt (a magic found by
+chance in random bytes: a few bytes in, as a rule). One stream is open at a time, and a magic
+inside the stream being read (a concatenated gzip's next member, a zip's next local header) is
+its own reader's business. A finding is placed at the magic's first byte: ``in the compressed
+data here, in its gzip content at line 3, column 9: …``. A text file is not read so: verify
+cuts a large one into parts (kitbuild.parts), and a part could then read less than the whole.
 """
 
 from __future__ import annotations
@@ -33,6 +45,10 @@ __all__ = ["Embedded"]
 _LETTERS = re.compile(rb"[A-Za-z0-9+/_-]*(?:\\/[A-Za-z0-9+/_-]*)*")
 # Decoded bytes enough to tell a format by its magic (bzip2's is ten bytes long).
 _HEAD = 16
+# Bytes a stream is read past a magic inside it before deciding whether the magic is its own: a
+# member that ends right before another stream has to see that stream's first bytes (a zip's
+# next header: 30) to know that it ended.
+_AHEAD = 32
 
 
 class _Run:
@@ -48,20 +64,26 @@ class _Run:
 
 
 class Embedded:
-    """The compressed base64 runs of one text file, fed the file's windows in order (see
-    kitbuild.observe). ``make_inner`` gives a fresh inner pass (one looking for leaks only);
-    ``budget``: what every layer of the file may write, shared with the layers around this one
-    if it is not ``outermost`` (in the file itself, what the runs decode to is what the file
-    holds, for the bound)."""
+    """The compressed data of one file, fed the file's windows in order (see kitbuild.observe):
+    base64 runs in text, streams as they are in ``binary`` data. ``make_inner`` gives a fresh
+    inner pass (one looking for leaks only); ``budget``: what every layer of the file may write,
+    shared with the layers around this one if it is not ``outermost`` (in the file itself, what
+    the runs decode to is what the file holds, for the bound)."""
 
-    def __init__(self, make_inner: Callable[[], Inner], budget: Budget, outermost: bool) -> None:
-        self.make_inner, self.budget, self.outermost = make_inner, budget, outermost
+    def __init__(self, make_inner: Callable[[], Inner], budget: Budget, outermost: bool, binary: bool = False) -> None:
+        self.make_inner, self.budget, self.outermost, self.binary = make_inner, budget, outermost, binary
         self.run: _Run | None = None
+        self.stream: Unpacked | None = None
+        self.stream_start = 0  # the file offset where the open stream starts,
+        self.stream_fed = 0  # and up to which it has been fed
         self.found: list[Leak] = []
 
     def settle(self, window: bytes, base: int, lo: int, hi: int, starts: list[int]) -> None:
-        """The letters of window[lo:hi] (``base``: the file offset of window[0]) that continue an
-        open run or start one at ``starts`` (offsets in ``window``, in order)."""
+        """The data of window[lo:hi] (``base``: the file offset of window[0]) that continues an
+        open run or stream, or starts one at ``starts`` (offsets in ``window``, in order)."""
+        if self.binary:
+            self._streams(window, base, hi, starts)
+            return
         at = lo
         if self.run is not None:
             at = self._read(window, lo, hi)
@@ -73,7 +95,37 @@ class Embedded:
     def finish(self) -> list[Leak]:
         if self.run is not None:
             self._close()
+        if self.stream is not None:
+            self._end_stream()
         return self.found
+
+    def _streams(self, window: bytes, base: int, hi: int, starts: list[int]) -> None:
+        for start in starts:
+            if self.stream is not None:
+                self._feed_stream(window, base, start + _AHEAD)
+                if not self.stream.ended:
+                    continue  # a magic inside the stream being read
+                self._end_stream()
+            kind = compression_of(window[start : start + _HEAD])
+            if kind is not None:
+                self.stream = Unpacked(kind, self.make_inner, self.budget, outermost=self.outermost)
+                self.stream_start = self.stream_fed = base + start
+        if self.stream is not None:
+            self._feed_stream(window, base, hi)
+            if self.stream.ended:
+                self._end_stream()
+
+    def _feed_stream(self, window: bytes, base: int, until: int) -> None:
+        """Feed the open stream the window's bytes up to ``until`` (an offset in ``window``)."""
+        end = base + min(until, len(window))
+        if end > self.stream_fed:
+            self.stream.feed(window[self.stream_fed - base : end - base])  # type: ignore[union-attr]
+            self.stream_fed = end
+
+    def _end_stream(self) -> None:
+        stream, self.stream = self.stream, None
+        assert stream is not None
+        self.found += [Leak(leak.code, self.stream_start, f"in the compressed data here, {leak.what}") for leak in stream.finish()]
 
     def _read(self, window: bytes, at: int, hi: int) -> int:
         """Decode the run's letters from ``at``; close it where they end before ``hi`` (not at a

@@ -69,7 +69,7 @@ def finding_advice(findings: list[Finding]) -> list[str]:
     """What to do about each kind of finding, once per code: ``CODE: what to add or change.``"""
     advice = [f"{code}: {_ADVICE[code]}." for code in sorted({f.code for f in findings}) if code in _ADVICE]
     if any(IN_COMPRESSED.match(f.message) for f in findings):
-        advice.append("A rule never rewrites inside compressed data (a compressed file is copied as it is, and base64 is not decoded): decompress it in the bench, so the rules rewrite what it holds, or exclude the file.")
+        advice.append("A rule never rewrites inside compressed data (a compressed file, or a tar holding one, is copied as it is, and base64 is not decoded): decompress it in the bench, so the rules rewrite what it holds, or exclude the file.")
     return advice
 
 

@@ -30,16 +30,17 @@ import base64
 import re
 from typing import Iterable
 
-__all__ = ["COMPRESSED_STARTS", "DOCUMENT_STARTS", "STANDARD", "cores", "decoded_hex_run", "decoded_run", "hex_forms", "starts_run"]
+__all__ = ["COMPRESSED_STARTS", "MAGICS", "DOCUMENT_STARTS", "STANDARD", "cores", "decoded_hex_run", "decoded_run", "hex_forms", "starts_run"]
 
 # The first letters of base64 of '{"x', '{"1', '{ "', '{\n' and '[{': a JSON document's start.
 DOCUMENT_STARTS = (b"eyJ", b"eyI", b"eyAi", b"ewo", b"W3s")
 
-# The first letters of base64 of the magic bytes of gzip, bzip2, xz, zstandard and a zip member
-# (those of kitbuild.compressed), in either alphabet: a run that starts so is read through its
-# decompressor (kitbuild.embedded).
-_MAGICS = (b"\x1f\x8b\x08", b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd", b"PK\x03\x04")
-COMPRESSED_STARTS = tuple(dict.fromkeys(encode(m)[: len(m) * 8 // 6] for m in _MAGICS for encode in (base64.b64encode, base64.urlsafe_b64encode)))
+# The magic bytes of gzip, bzip2, xz, zstandard and a zip member (kitbuild.compressed tells them
+# apart), where a compressed stream inside a binary file may start (a tar of .gz files); and the
+# first letters of their base64, in either alphabet, where a run in text starts that is read
+# through its decompressor (both: kitbuild.embedded).
+MAGICS = (b"\x1f\x8b\x08", b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd", b"PK\x03\x04")
+COMPRESSED_STARTS = tuple(dict.fromkeys(encode(m)[: len(m) * 8 // 6] for m in MAGICS for encode in (base64.b64encode, base64.urlsafe_b64encode)))
 
 _URL_SAFE = bytes.maketrans(b"+/", b"-_")
 # The URL-safe alphabet read as the standard one (kitbuild.embedded decodes with it too).

@@ -34,7 +34,7 @@ from typing import Callable, ClassVar, Mapping, Sequence
 
 import ahocorasick_rs
 
-from kitbuild.leakbase64 import COMPRESSED_STARTS, DOCUMENT_STARTS, cores, decoded_hex_run, decoded_run, hex_forms, starts_run
+from kitbuild.leakbase64 import COMPRESSED_STARTS, DOCUMENT_STARTS, MAGICS, cores, decoded_hex_run, decoded_run, hex_forms, starts_run
 from kitbuild.leakpass import Pass, automaton, compiled
 from kitbuild.leakviews import ESCAPES, REACH, wide_stretches, UTF8, WIDE, WIDE_BE, WIDE_LE, Encoding, char, forms, same, through, views
 from kitbuild.shapes import ANCHORS, EMAIL, EMAIL_AT, ENCODED_ANCHORS, ESCAPE_LETTERS, FOLD_AFTER, FOLD_BEFORE, Shape, match_start
@@ -91,13 +91,15 @@ class _Tables:
     anchors: list[list[tuple[Shape, int | None, Encoding]]]
     # Per base64 core (kitbuild.leakbase64): the finding it is on its own (a withheld digest's
     # bytes), None where the run around it is decoded and searched, _DOCUMENT where that is so
-    # only if the run starts there, _COMPRESSED (a run read by kitbuild.embedded), or _HEX (hex).
+    # only if the run starts there, _COMPRESSED and _STREAM (base64 and binary data read by
+    # kitbuild.embedded), or _HEX (hex).
     base64: list[_Literal | str | None]
     base64_automaton: ahocorasick_rs.BytesAhoCorasick | None  # the cores, past _HYPERSCAN_LITERALS
 
 
 _DOCUMENT = "a JSON document's start"
 _COMPRESSED = "compressed data's start"
+_STREAM = "a compressed stream's start"
 _HEX = "hex digits"
 
 # (code, raw offset, length, what, encoding, allowed) of a finding before it is settled: an
@@ -230,6 +232,7 @@ class LeakScanner:
         encoded.update(self._encoded)
         encoded.update((start, _DOCUMENT) for start in DOCUMENT_STARTS if not binary)
         encoded.update((start, _COMPRESSED) for start in COMPRESSED_STARTS if not binary)
+        encoded.update((magic, _STREAM) for magic in MAGICS if binary)
         hyperscanned = len(literal_patterns) <= _HYPERSCAN_LITERALS
         # Cores are plain bytes, found as they are: hyperscan compiles 2,000 of them in 0.04 s
         # and 20,000 in 1 s, and searches them at 4,500 MB/s where a DFA of them manages 440.
@@ -252,8 +255,8 @@ class LeakScanner:
 
         The data around ``lo:hi`` is context only (see ``MAX_MATCH``); ``binary``: the caller's
         verdict on the whole file (a NUL byte in its first 8 KiB), which leaves out the e-mail
-        and IPv4 shapes. ``compressed`` gets the starts in ``data[lo:hi]`` of base64 runs of
-        compressed data, in text (kitbuild.embedded)."""
+        and IPv4 shapes. ``compressed`` gets the starts in ``data[lo:hi]`` of compressed data
+        (kitbuild.embedded): of base64 runs that hold it in text, of its magic bytes in binary data."""
         data = bytes(data)
         hi = len(data) if hi is None else min(hi, len(data))
         if lo >= hi:
@@ -306,10 +309,10 @@ class LeakScanner:
                     decoded_hex = (first, first + 2 * len(text))
                     runs.setdefault((first, len(text), 2), text)
                 continue
-            if literal is _DOCUMENT or literal is _COMPRESSED:
-                if not starts_run(data, start):
+            if literal is _DOCUMENT or literal is _COMPRESSED or literal is _STREAM:
+                if literal is not _STREAM and not starts_run(data, start):
                     continue
-                if literal is _COMPRESSED:
+                if literal is not _DOCUMENT:
                     if starts is not None:
                         starts.append(start)
                     continue

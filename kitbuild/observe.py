@@ -359,11 +359,13 @@ class Observer:
                 self._resume[k] = base + end  # a later window resumes there
             target = obs.placeholders if k < len(plan.placeholders) else obs.words
             target[k if k < len(plan.placeholders) else k - len(plan.placeholders)] += n
-        compressed: list[int] | None = [] if self._depth < DEPTH else None
+        # Compressed data inside the file (kitbuild.embedded); a compressed file's own bytes are
+        # its stream's, which kitbuild.compressed reads (a stored member of a zip too).
+        compressed: list[int] | None = [] if self._depth < DEPTH and not (obs.binary and self._unpacked) else None
         for leak in plan.scanner.scan(window, binary=obs.binary, lo=lo, hi=hi, compressed=compressed):
             obs.leaks.append(Leak(leak.code, base + leak.offset, leak.what))
         if compressed and self._embedded is None:
-            self._embedded = Embedded(*self._layer())
+            self._embedded = Embedded(*self._layer(), binary=obs.binary)
         if self._embedded is not None:
             self._embedded.settle(window, base, lo, hi, compressed or [])
         if self._pairs and not obs.binary:

@@ -102,7 +102,7 @@ def test_a_private_path_inside_a_compressed_record_is_named_with_how_to_settle_i
         "the build would be stopped: 1 finding",
         f"  {finding} that the allow list in kit.yaml does not cover",
         "KB902: add a map entry that rewrites the path, exclude the file, or, for a path that names no person or machine, an 'allow' entry with its reason.",
-        "A rule never rewrites inside compressed data (a compressed file is copied as it is, and base64 is not decoded): decompress it in the bench, so the rules rewrite what it holds, or exclude the file.",
+        "A rule never rewrites inside compressed data (a compressed file, or a tar holding one, is copied as it is, and base64 is not decoded): decompress it in the bench, so the rules rewrite what it holds, or exclude the file.",
     ]
     walkthrough = (Path(__file__).parents[2] / "docs" / "walkthrough.md").read_text(encoding="utf-8")
     assert "\n".join(result.stdout.splitlines()[-4:]) in walkthrough
