@@ -37,7 +37,7 @@ import ahocorasick_rs
 from kitbuild.leakbase64 import COMPRESSED_STARTS, DOCUMENT_STARTS, MAGICS, cores, decoded_hex_run, decoded_run, hex_forms, starts_run
 from kitbuild.leakpass import Pass, automaton, compiled
 from kitbuild.leakviews import ESCAPES, REACH, wide_stretches, UTF8, WIDE, WIDE_BE, WIDE_LE, Encoding, char, forms, same, through, views
-from kitbuild.shapes import ANCHORS, EMAIL, EMAIL_AT, ENCODED_ANCHORS, ESCAPE_LETTERS, FOLD_AFTER, FOLD_BEFORE, Shape, match_start
+from kitbuild.shapes import ANCHORS, EMAIL, EMAIL_AT, ENCODED_ANCHORS, ESCAPE_LETTERS, FOLD_AFTER, FOLD_BEFORE, Shape, after_terminal_code, letter_before, match_start
 
 __all__ = ["Leak", "LeakScanner"]
 
@@ -134,9 +134,7 @@ class LeakScanner:
             if literal not in literals.setdefault(pattern, []):
                 literals[pattern].append(literal)
 
-        for text, what in private.items():
-            if not text:
-                continue
+        for text, what in filter(lambda item: item[0], private.items()):
             if len(text.encode()) > _MAX_LITERAL:
                 errors.append(f"a private string is longer than {_MAX_LITERAL} bytes: {what}")
                 continue
@@ -171,9 +169,7 @@ class LeakScanner:
             raise ValueError(errors[0])
 
         allow_forms: dict[Encoding, list[bytes]] = {}
-        for text in allow:
-            if not text:
-                continue
+        for text in filter(None, allow):
             if len(text.encode()) > _MAX_LITERAL:
                 raise ValueError(f"an allow entry is longer than {_MAX_LITERAL} bytes")
             for form, encoding in forms(text, ascii_json=True):
@@ -196,10 +192,9 @@ class LeakScanner:
             raise ValueError("the description of a private string or digest contains a private string or digest")
 
     def _table(self, *, binary: bool, nul: bool) -> _Tables:
-        key = (binary, nul)
-        if key not in self._tables:
-            self._tables[key] = self._build_table(binary, nul)
-        return self._tables[key]
+        if (binary, nul) not in self._tables:
+            self._tables[binary, nul] = self._build_table(binary, nul)
+        return self._tables[binary, nul]
 
     def _build_table(self, binary: bool, nul: bool) -> _Tables:
         # Patterns with a NUL byte (most UTF-16/32 forms) can only occur in data with one, so
@@ -416,9 +411,11 @@ class LeakScanner:
         if start is None:
             return
         m = shape.pattern.match(text, start)
-        if m is not None:
-            allowed = self._allowed(text, m.start(), m.end(), UTF8)
-            found.append((shape.code, raw(m.start()), m.end() - m.start(), shape.what, UTF8, allowed))
+        span = m.span() if m is not None and not (shape.path and letter_before(text, m.start())) else None
+        if m is None and shape.path and after_terminal_code(text, start):  # matched as if it began the text
+            span = (start, start + m.end()) if (m := shape.pattern.match(text[start : start + 2 * _MAX_LITERAL])) else None
+        if span is not None:
+            found.append((shape.code, raw(span[0]), span[1] - span[0], shape.what, UTF8, self._allowed(text, *span, UTF8)))
 
     def _try_wide(self, data: bytes, tries: list[tuple[int, Shape, int | None]], encoding: Encoding, found: list[_Found]) -> None:
         """The same in UTF-16 or UTF-32, each (anchor, shape, back) of ``tries`` (in order, at
@@ -446,6 +443,9 @@ class LeakScanner:
                 if m is None:
                     continue
                 raw_start, raw_end = first + unit * m.start(), first + unit * m.end()
+                before = data[max(first, raw_start - 2 * unit) : raw_start].decode(encoding.name, "replace").encode()
+                if shape.path and letter_before(before, len(before)):
+                    continue
                 allowed = self._allowed(data, raw_start, raw_end, encoding)
                 found.append((shape.code, raw_start, m.end() - m.start(), shape.what, encoding, allowed))
             i = j
@@ -468,8 +468,8 @@ def _name_bounded(text: bytes, start: int, end: int, encoding: Encoding) -> bool
     """Whether a name found at text[start:end] stands alone (see _NAME_BEFORE)."""
     unit = encoding.unit
     before, escape, after = char(text, start - unit, encoding), char(text, start - 2 * unit, encoding), char(text, end, encoding)
-    # A JSON escape's letter ('\\ngpu07') is no part of the name.
-    if before in ESCAPE_LETTERS and escape == 0x5C:
+    # A JSON escape's letter ('\\ngpu07'), a terminal code's ('ESC[1mgpu07'), is no part of the name.
+    if before in ESCAPE_LETTERS and escape == 0x5C or unit == 1 and after_terminal_code(text, start):
         before = None
     return before not in _NAME_BEFORE and after not in _NAME_AFTER
 

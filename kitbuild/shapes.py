@@ -9,9 +9,10 @@ UTF-32 is folded to one byte a character first, so the same regexes serve there.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
-__all__ = ["ANCHORS", "EMAIL", "EMAIL_AT", "ENCODED_ANCHORS", "ESCAPE_LETTERS", "FOLD_AFTER", "FOLD_BEFORE", "Shape", "local_part_start", "match_start"]
+__all__ = ["ANCHORS", "EMAIL", "EMAIL_AT", "ENCODED_ANCHORS", "ESCAPE_LETTERS", "FOLD_AFTER", "FOLD_BEFORE", "Shape", "after_terminal_code", "letter_before", "local_part_start", "match_start"]
 
 # Every shape regex is tried only where one of its anchors (a literal every match contains) was
 # found: on clean records the anchors' search runs at gigabytes a second, a regex tried at every
@@ -19,20 +20,24 @@ __all__ = ["ANCHORS", "EMAIL", "EMAIL_AT", "ENCODED_ANCHORS", "ESCAPE_LETTERS", 
 # so an allow entry can pass one folder and no more.
 
 # A path shape starts where a path starts: not inside a word, a relative path ('a/data/x',
-# './data/x'), a URL's path ('s3://bucket/data/x') or a non-ASCII name. A colon does not stop
+# './data/x'), a URL's path ('s3://bucket/data/x') or a non-ASCII name (see letter_before:
+# after a typographic quote, a no-break space or a full-width colon it starts). A colon does not stop
 # it, except a drive letter's ('C:/data'): 'gpu07:/scratch/u7' (scp, rsync, NFS) and
 # 'PATH=/usr/bin:/home/ada/bin' are exactly the leaks this gate is for. A JSON escape before it
 # ('\n/home/ada' in a log line) starts it too: the escape's letter is not part of the path; so
 # does a byte-order mark (a file Notepad saved, whose first line is a path: its UTF-16 and
 # UTF-32 forms fold to a space, see leakviews.Encoding.fold), and one more '/' before it
 # ('//home/ada', as a join of '/' and '/home/ada' prints it), not after a URL's scheme.
+# A home folder also after '..' ('/opt/app/../../home/ada'); not another mount, as '../data/x'
+# is the relative path records print most.
 _AFTER_ESCAPE = rb"(?<=\\[nrtbf])"
 ESCAPE_LETTERS = frozenset(b"nrtbf")
-_PATH_CHAR = rb"A-Za-z0-9_.~/\x80-\xff-"
+_PATH_CHAR = rb"A-Za-z0-9_.~/-"
 _PATH_START = (
     rb"(?:" + _AFTER_ESCAPE + rb"|(?<=\xef\xbb\xbf)|(?<=(?<![" + _PATH_CHAR + rb":])/)"
     rb"|(?<![" + _PATH_CHAR + rb"])(?<!(?<![" + _PATH_CHAR + rb"])[A-Za-z]:))"
 )
+_AFTER_DOTS = rb"(?:(?<=\.\.)|" + _PATH_START + rb")"
 # One name after the mount: the characters file names use in practice (any non-ASCII byte
 # included, so '/home/josé' is found whole), at most 255 bytes (the longest name most file
 # systems allow; a longer run still fires on its first 255), never ending in '.', which closes
@@ -43,7 +48,8 @@ _MOUNTS = ("home", "Users", "root", "mnt", "scratch", "data", "srv", "work", "nf
 
 _EMAIL_LOCAL = rb"A-Za-z0-9._%+-"
 _EMAIL_DOMAIN = rb"@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,8}[A-Za-z]{2,63}(?![A-Za-z0-9-])"
-_OCTET = rb"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+# With leading zeros too ('192.168.001.005'), which ping and inet_aton read as the same address.
+_OCTET = rb"(?:25[0-5]|2[0-4][0-9]|[01]?[0-9]?[0-9])"
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,12 +64,14 @@ class Shape:
     # that a match in binary data is no accident, and a binary file (a SQLite index, a pickle)
     # carries them as readable bytes: those are looked for everywhere.
     text_only: bool = False
+    # A path, which starts where no letter does (see letter_before and after_terminal_code).
+    path: bool = False
 
 
 def _mount(mount: str) -> Shape:
     # '/home//ada' and '/home/./ada' are /home/ada.
-    pattern = _PATH_START + b"/" + mount.encode() + rb"/(?:/|\./)*" + _NAME
-    return Shape("KB501", f"a private path (/{mount}/…)", re.compile(pattern))
+    pattern = (_AFTER_DOTS if mount in ("home", "Users") else _PATH_START) + b"/" + mount.encode() + rb"/(?:/|\./)*" + _NAME
+    return Shape("KB501", f"a private path (/{mount}/…)", re.compile(pattern), path=True)
 
 
 _SHAPES_BY_MOUNT = {mount: _mount(mount) for mount in _MOUNTS}
@@ -72,6 +80,7 @@ _WINDOWS = Shape(
     "a private path (C:\\Users\\…)",
     # A JSON encoder doubles each backslash; forward slashes are a Windows path too.
     re.compile(_PATH_START + rb"[A-Za-z]:(?:\\\\|\\|/)(?:Users|users|USERS)(?:\\\\|\\|/)" + _NAME),
+    path=True,
 )
 _FILE_URL = Shape("KB501", "a file:// URL", re.compile(rb"(?<![A-Za-z0-9_.~+-])(?:file|FILE)://" + rb"/?" + _NAME))
 EMAIL = Shape(
@@ -144,3 +153,34 @@ def match_start(text: bytes, anchor: int, back: int | None) -> int | None:
     if back is None:
         return local_part_start(text, anchor)
     return anchor - back if anchor >= back else None
+
+
+def letter_before(text: bytes, start: int) -> bool:
+    """Whether a non-ASCII letter, digit or mark ends right before ``start`` in UTF-8 (past the
+    one extra '/' a path may start with): 'données/home/x' is a relative path. Any other byte
+    above ASCII lets a path start: a typographic quote, a no-break space, a full-width colon or
+    an arrow in text; a length or type byte in a binary format (msgpack, pickle)."""
+    if start > 0 and text[start - 1] == 0x2F:
+        start -= 1
+    if start == 0 or text[start - 1] < 0x80:
+        return False
+    last = text[max(0, start - 4) : start].decode("utf-8", "replace")[-1]
+    return last != "\ufffd" and unicodedata.category(last)[0] in "LNM"
+
+
+# How a record writes the escape that starts a terminal's control sequence: the byte itself, and
+# the spellings a shell script, C, Python or JSON (a notebook's traceback) give it.
+_ESCAPE_SPELLINGS = (b"\x1b[", b"\\033[", b"\\e[", b"\\x1b[", b"\\x1B[", b"\\u001b[", b"\\u001B[")
+_CONTROL_PARAMETERS = frozenset(b"0123456789;?")
+
+
+def after_terminal_code(text: bytes, start: int) -> bool:
+    """Whether text[:start] ends with a terminal's control sequence (``ESC[0;32m``, a colour;
+    ``ESC[2K``, a line erased), which a terminal shows as nothing: its last letter is no part
+    of the path or name after it. Coloured logs and every notebook traceback print them."""
+    at = start - 1
+    if at < 0 or not 0x40 <= text[at] <= 0x7E:
+        return False
+    while at > 0 and start - at < 24 and text[at - 1] in _CONTROL_PARAMETERS:
+        at -= 1
+    return any(text.endswith(spelling, 0, at) for spelling in _ESCAPE_SPELLINGS)

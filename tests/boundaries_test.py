@@ -1,0 +1,99 @@
+"""Where a private path or name starts (kitbuild.shapes): after whatever is no letter of a word."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import unicodedata
+
+import hypothesis.strategies as st
+import pytest
+from hypothesis import given
+
+from leaks_test import BUILD, VERIFY, found
+
+
+def kb501(data: bytes, binary: bool = False) -> bool:
+    return "KB501" in [code for code, _ in found(data, VERIFY, binary=binary)]
+
+
+# Before a path: a typographic quote, a no-break space (French puts one before a colon), a
+# full-width colon or bracket (CJK logs), a dash, a bullet, an arrow: none is part of a word.
+PUNCTUATION = ["\u201c", "\u2018", "\u00ab", "\u00a0", "\u202f", "\uff1a", "\u300c", "\u2014", "\u2022", "\u2192", "\u3000", "\u00b7", "\u2026"]
+
+
+@pytest.mark.parametrize("mark", PUNCTUATION, ids=[unicodedata.name(c) for c in PUNCTUATION])
+@pytest.mark.parametrize("path", ["/home/bob/runs", "C:\\Users\\bob\\x", "/scratch/bob/x"])
+def test_a_path_after_non_ascii_punctuation_is_found_in_every_encoding(mark, path):
+    text = f"saved to {mark}{path}{mark}\n"
+    assert kb501(text.encode())
+    assert kb501(json.dumps(text).encode())  # \\u201c... escaped, as json.dumps writes it
+    assert kb501(text.encode("utf-16-le"), binary=True)
+
+
+@given(st.characters(min_codepoint=0x80, max_codepoint=0x2FFFF, exclude_categories=("Cs",)))
+def test_a_path_starts_after_any_non_ascii_character_but_a_letter_digit_or_mark(c):
+    # 'données/home/x' is a relative path; '“/home/x' is not.
+    word = unicodedata.category(c)[0] in "LNM"
+    assert kb501(f"x {c}/home/bob/y\n".encode()) is not word
+    assert kb501(f"x {c}/home/bob/y\n".encode("utf-16-le"), binary=True) is not word
+
+
+def test_a_path_after_a_binary_formats_length_byte_is_found():
+    # msgpack: a string of up to 31 bytes follows a 0xa0-0xbf byte; pickle: its length byte.
+    for length in (20, 31):
+        path = ("/home/bob/" + "r" * 40)[:length].encode()
+        assert kb501(b"\x81\xa4ckpt" + bytes([0xA0 + length]) + path, binary=True)
+    for length in (130, 200):
+        data = pickle.dumps({"ckpt": "/home/bob/" + "r" * (length - 10)}, protocol=4)
+        assert kb501(data, binary=True)
+
+
+COLOURED = [
+    b"\x1b[0;32m/home/bob/x\x1b[0m",
+    b"\x1b[1m/home/bob/x",
+    b"\x1b[m/home/bob/x",
+    b"\x1b[38;5;208m/home/bob/x",
+    b"\x1b[2K/home/bob/x",
+    b'"\\u001b[0;31m/home/bob/x\\u001b[0m"',  # a notebook's traceback, in its JSON
+    b"echo -e '\\033[1;34m/home/bob/x'",
+    b"printf '\\e[1m/home/bob/x'",
+    b"\x1b[1mC:\\Users\\bob\\x",
+]
+
+
+@pytest.mark.parametrize("text", COLOURED)
+def test_a_path_after_a_terminal_code_is_found(text):
+    assert kb501(text)
+
+
+@pytest.mark.parametrize("text", [b"\x1b[1mgpu07.lab.example.org\x1b[0m", b"\x1b[1mgpu07\x1b[0m", b"as \x1b[1mada\x1b[0m", b'"\\u001b[32mgpu07\\u001b[0m"'])
+def test_a_name_after_a_terminal_code_is_found(text):
+    assert "KB901" in [code for code, _ in found(text, BUILD)]
+
+
+@pytest.mark.parametrize("text", [b"form/home/x", b"am/home/x", b"[1m/home/x", b"\x1b[1;2;3;4;5;6;7;8;9;10;11;12;13m/home/x"])
+def test_a_letter_is_part_of_a_word_unless_a_terminal_code_ends_with_it(text):
+    # The last: longer parameters than any colour has are not read back.
+    assert not kb501(text)
+    assert "KB901" not in [code for code, _ in found(text.replace(b"/home/x", b"gpu07"), BUILD)]
+
+
+@pytest.mark.parametrize("text", [b"/opt/app/../../home/bob/x", b"/scratch/../home/bob/x", b"../Users/bob/x"])
+def test_a_home_folder_after_dot_dot_is_found(text):
+    assert kb501(text)
+
+
+@pytest.mark.parametrize("text", [b"../data/train.json", b"../../scratch/x", b"a/../work/x"])
+def test_another_mount_after_dot_dot_is_a_relative_path(text):
+    assert not kb501(text)
+
+
+@pytest.mark.parametrize("address", ["192.168.001.005", "10.000.000.017", "172.16.000.001", "192.168.1.005"])
+def test_a_private_ipv4_address_with_leading_zeros_is_found(address):
+    assert [code for code, _ in found(f"peer {address} up\n".encode(), VERIFY)] == ["KB503"]
+
+
+@pytest.mark.parametrize("text", ["1.10.000.000.5", "10.0001.0.1", "192.168.0.1000"])
+def test_a_longer_dotted_number_is_no_address(text):
+    assert [code for code, _ in found(f"v {text}\n".encode(), VERIFY)] == []
