@@ -53,7 +53,7 @@ def gate_findings(findings: list[Finding], private: Mapping[str, str]) -> list[F
 _ADVICE = {
     "KB901": "add a rule (or a map entry) that rewrites it, or exclude the file",
     "KB902": "add a map entry that rewrites the path, exclude the file, or, for a path that names no person or machine, an 'allow' entry with its reason",
-    "KB903": "add the digest-withheld rule, or exclude the file that prints the digest",
+    "KB903": "add the digest-withheld rule, or exclude the file that prints the digest (the rule rewrites a digest printed in hex, never one in base64)",
     "KB502": "add an 'allow' entry for the address with its reason (a public contact), a rule that rewrites it, or exclude the file",
     "KB503": "add an 'allow' entry with its reason, a rule that rewrites it, or exclude the file",
     "KB504": "decompress the file in the bench (the rules then rewrite it, and the gate reads it whole), or exclude it",

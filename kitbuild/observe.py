@@ -136,8 +136,10 @@ class Observation:
     error: str | None = None  # why the file could not be read (then nothing else is known)
     # Each digest printed (lower-case hex) -> [how many times, offset of the first].
     digests: dict[str, list[int]] = field(default_factory=dict)
-    # Whether a run of more than 64 hex digits is printed (a digest could hide inside one).
-    long_hex: bool = False
+    # Whether a digest may be printed where the digests above are not read: inside a run of
+    # more than 64 hex digits, or in base64 after 'sha256-' (Subresource Integrity, npm, Nix) or
+    # 'sha256=' (a wheel's RECORD). A build reads such a file again, knowing what it withholds.
+    hidden_digest: bool = False
     placeholders: list[int] = field(default_factory=list)
     words: list[int] = field(default_factory=list)
     leaks: list[Leak] = field(default_factory=list)
@@ -152,13 +154,13 @@ class Observation:
     @property
     def quiet(self) -> bool:
         """Nothing but a size and a digest to report."""
-        return not (self.digests or self.long_hex or any(self.placeholders) or any(self.words) or self.leaks or self.pairs or self.pairs_unread)
+        return not (self.digests or self.hidden_digest or any(self.placeholders) or any(self.words) or self.leaks or self.pairs or self.pairs_unread)
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # A worker sends most observations with nothing but a size and a digest: sent without
         # their empty lists and dicts, they are made with shared read-only ones (750 bytes a
         # file down to 350 in the main process, which holds one for each of 100,000 files).
-        return _sent, (self.path, self.size, self.sha256, self.binary, self.error, self.digests or None, self.long_hex, self.placeholders if any(self.placeholders) else len(self.placeholders), self.words if any(self.words) else len(self.words), self.leaks or None, self.pairs or None, self.pairs_unread, self.pairs_pending)
+        return _sent, (self.path, self.size, self.sha256, self.binary, self.error, self.digests or None, self.hidden_digest, self.placeholders if any(self.placeholders) else len(self.placeholders), self.words if any(self.words) else len(self.words), self.leaks or None, self.pairs or None, self.pairs_unread, self.pairs_pending)
 
 
 class _ReadOnlyList(list):  # type: ignore[type-arg]
@@ -183,12 +185,12 @@ _NO_LIST: Any = _ReadOnlyList()
 _ZEROS: dict[int, Any] = {}
 
 
-def _sent(path: str, size: int, sha256: str, binary: bool, error: str | None, digests: Any, long_hex: bool, placeholders: Any, words: Any, leaks: Any, pairs: Any, unread: int, pending: int) -> Observation:
+def _sent(path: str, size: int, sha256: str, binary: bool, error: str | None, digests: Any, hidden_digest: bool, placeholders: Any, words: Any, leaks: Any, pairs: Any, unread: int, pending: int) -> Observation:
     def zeros(n: int) -> Any:
         return _ZEROS.setdefault(n, _ReadOnlyList([0] * n))
 
     return Observation(
-        path, size, sha256, binary, error, _NO_DICT if digests is None else digests, long_hex,
+        path, size, sha256, binary, error, _NO_DICT if digests is None else digests, hidden_digest,
         zeros(placeholders) if isinstance(placeholders, int) else placeholders, zeros(words) if isinstance(words, int) else words,
         _NO_LIST if leaks is None else leaks, _NO_DICT if pairs is None else pairs, unread, pending,
     )
@@ -333,8 +335,8 @@ class Observer:
         if not obs.binary and not self._written:
             exact, longer = digest_starts(window)
             starts = exact[bisect.bisect_left(exact, lo) : bisect.bisect_left(exact, hi)]
-            if any(lo <= s < hi for s in longer):
-                obs.long_hex = True  # a digest could hide inside a longer run
+            if any(lo <= s < hi for s in longer) or any(window.find(p, lo, hi + 6) >= 0 for p in (b"sha256-", b"sha256=")):
+                obs.hidden_digest = True
         if starts:
             # The work per digest stays in C (slices, Counter, dict): a record may print one on
             # every line. Each spelling's first start: the dict keeps the last of the reversed.

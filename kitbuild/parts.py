@@ -109,7 +109,7 @@ def merge(path: str, observations: list[Observation]) -> Observation:
             seen = obs.pairs.setdefault((key, target, said), [0, first])
             seen[0] += count
             seen[1] = min(seen[1], first)
-        obs.long_hex = obs.long_hex or part.long_hex
+        obs.hidden_digest = obs.hidden_digest or part.hidden_digest
         obs.placeholders = [a + b for a, b in zip(obs.placeholders, part.placeholders)]
         obs.words = [a + b for a, b in zip(obs.words, part.words)]
         obs.leaks.extend(part.leaks)

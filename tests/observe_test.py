@@ -184,13 +184,13 @@ def test_any_cutting_into_pieces_observes_what_the_whole_does(name, data):
     assert whole.words == [sum(data.count(w.encode()) for w in WORDS)]
     if binary:
         # No digests or pairs are read from binary data.
-        assert (whole.digests, whole.long_hex, whole.pairs, whole.pairs_unread) == ({}, False, {}, 0)
+        assert (whole.digests, whole.hidden_digest, whole.pairs, whole.pairs_unread) == ({}, False, {}, 0)
         return
     digests: dict[str, list[int]] = {}
     for m in _DIGEST.finditer(data):
         digests.setdefault(m.group().decode().lower(), [0, m.start()])[0] += 1
     assert whole.digests == digests
-    assert whole.long_hex == (re.search(rb"[0-9A-Fa-f]{65}", data) is not None)
+    assert whole.hidden_digest == (re.search(rb"[0-9A-Fa-f]{65}", data) is not None)
     assert whole.placeholders == [data.count(PLACEHOLDER.encode())]
     assert whole.words == [sum(data.count(w.encode()) for w in WORDS)]
     assert (whole.pairs, whole.pairs_unread) == expected_pairs(name, data)
@@ -228,7 +228,7 @@ def test_a_match_cut_by_a_piece_edge_or_the_settle_point_is_found_once(token, co
                 assert leaks_of(obs) == [], edge
             assert (obs.placeholders, obs.words) == ([int(token == PLACEHOLDER)], [int(token == "desktop")]), edge
             assert obs.digests == ({HEX: [1, start]} if token == HEX else {}), edge
-            assert obs.long_hex == (token == "f" * 70), edge
+            assert obs.hidden_digest == (token == "f" * 70), edge
 
 
 def test_a_word_inside_a_longer_word_is_not_counted_again_after_the_settle_point():
@@ -275,7 +275,7 @@ def test_binary_data_counts_placeholders_and_words_and_is_hashed_and_scanned():
 
 def test_binary_data_censuses_no_digests():
     obs = observe_bytes("blob.bin", b"\0" + NUL_RECORD + b"f" * 70, PLAN)
-    assert (obs.digests, obs.long_hex) == ({}, False)
+    assert (obs.digests, obs.hidden_digest) == ({}, False)
 
 
 # -- pairs --------------------------------------------------------------------------------------------

@@ -296,7 +296,7 @@ def _withhold(config: Config, matchers: list[Matcher | None], work: Work, result
     digest_rule = next((u.index for u in config.rules if u.rule.primitive == "digest"), None)
     withheld = _withheld_closure(results, digest_rule is not None)
     plan = replace(work.plan, withheld=_described(results, withheld, work.plan.private) if withheld else {}, pairs=True)
-    again = [i for i, r in enumerate(results) if withheld and (r.observation.digests.keys() & withheld or r.observation.long_hex or r.observation.binary)]
+    again = [i for i, r in enumerate(results) if withheld and (r.observation.digests.keys() & withheld or r.observation.hidden_digest or r.observation.binary)]
     rewrite = again if digest_rule is not None else []
     observe = sorted(set(again) - set(rewrite) | {i for i, r in enumerate(results) if r.observation.pairs_pending and i not in rewrite})
     if rewrite:

@@ -8,6 +8,7 @@ intended change, regenerate them and read the diff:
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
 import shutil
@@ -192,6 +193,27 @@ def test_an_original_digest_is_kb903(cli, bench: Path) -> None:
     kb903 = [line for line in lines if ",title=KB903::column " in line]
     assert kb903 and all(line.endswith(", which a rule rewrote") and "the original sha256 of run/" in line for line in kb903)
     assert {line.split("title=")[1].split("::")[0] for line in lines} == {"KB402", "KB903"}
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        lambda d: '{"integrity": "sha256-%s"}\n' % base64.b64encode(d).decode(),  # Subresource Integrity, npm, Nix
+        lambda d: "run/lock.json,sha256=%s,21\n" % base64.urlsafe_b64encode(d).decode().rstrip("="),  # a wheel's RECORD
+    ],
+    ids=["sri", "record"],
+)
+def test_an_original_digest_in_base64_stops_the_build_with_digest_withheld(cli, bench: Path, form) -> None:
+    # The rule rewrites the hex digests it withholds; a base64 one it cannot, so the gate names it.
+    lock = b'{"route": "gpu-b17"}\n'
+    make_files(bench, {"src": {"lock.json": lock, "manifest.txt": form(hashlib.sha256(lock).digest())}})
+    rules = [{"use": "box-name-to-role", "with": {"names": {"gpu-b17": "desktop"}}}, {"use": "digest-withheld", "with": {"placeholder": "withheld-1"}}]
+    write_kit(bench, sources=[{"path": "src", "as": "run"}], rules=rules)
+    result = cli("build", "--jobs", "1")
+    assert result.exit_code == 1 and not (bench / "kit").exists()
+    assert "KB903 run/manifest.txt:1: column " in result.stderr
+    assert "the original sha256 of run/lock.json, which a rule rewrote, base64-encoded" in result.stderr
+    assert "never one in base64" in result.stderr
 
 
 
