@@ -37,7 +37,7 @@ import ahocorasick_rs
 from kitbuild.leakbase64 import COMPRESSED_STARTS, DOCUMENT_STARTS, MAGICS, cores, decoded_hex_run, decoded_run, hex_forms, starts_run
 from kitbuild.leakpass import Pass, automaton, compiled
 from kitbuild.leakviews import ESCAPES, REACH, wide_stretches, UTF8, WIDE, WIDE_BE, WIDE_LE, Encoding, char, forms, same, through, views
-from kitbuild.shapes import ANCHORS, EMAIL, EMAIL_AT, ENCODED_ANCHORS, ESCAPE_LETTERS, FOLD_AFTER, FOLD_BEFORE, Shape, after_terminal_code, letter_before, match_start
+from kitbuild.shapes import ANCHORS, EMAIL, EMAIL_AT, ENCODED_ANCHORS, ESCAPE_LETTERS, FOLD_AFTER, FOLD_BEFORE, LOCAL_CHARS, Shape, after_terminal_code, letter_before, match_start
 
 __all__ = ["Leak", "LeakScanner"]
 
@@ -211,9 +211,8 @@ class LeakScanner:
                     form = anchor.decode().encode(encoding.name)
                     core = form.rstrip(b"\0")
                     pattern = core if len(core) > 1 else form
-                    for shape, back in shapes:
-                        if not (binary and shape.text_only):
-                            anchors.setdefault(pattern, []).append((shape, back, encoding))
+                    for shape, back in shapes:  # text-only shapes too: a NUL a character is no chance
+                        anchors.setdefault(pattern, []).append((shape, back, encoding))
         anchor_patterns = list(anchors)
         # The anchors of the shapes in base64 too (a 5-byte anchor still fills a group however it
         # lies), in the spellings a program writes, not the upper-case and JSON-escaped ones.
@@ -346,7 +345,8 @@ class LeakScanner:
                     self._try(shape, text, start, back, raw, found)
                 else:
                     for reading, at in ((WIDE_LE[encoding.unit], start), (WIDE_BE[encoding.unit], start - encoding.mirror)):
-                        if at >= 0:
+                        # In binary data an '@' is tried only after a character an address may hold (one in 64 KiB of random bytes is '@\0').
+                        if at >= 0 and (back is not None or not binary or char(text, at - reading.unit, reading) in LOCAL_CHARS):
                             wide.setdefault((reading, at % reading.unit), []).append((at, shape, back))
         for (reading, _), tries in wide.items():
             self._try_wide(text, sorted(tries, key=lambda t: t[0]), reading, found)

@@ -12,7 +12,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-__all__ = ["ANCHORS", "EMAIL", "EMAIL_AT", "ENCODED_ANCHORS", "ESCAPE_LETTERS", "FOLD_AFTER", "FOLD_BEFORE", "Shape", "after_terminal_code", "letter_before", "local_part_start", "match_start"]
+__all__ = ["ANCHORS", "EMAIL", "EMAIL_AT", "ENCODED_ANCHORS", "ESCAPE_LETTERS", "FOLD_AFTER", "FOLD_BEFORE", "LOCAL_CHARS", "Shape", "after_terminal_code", "letter_before", "local_part_start", "match_start"]
 
 # Every shape regex is tried only where one of its anchors (a literal every match contains) was
 # found: on clean records the anchors' search runs at gigabytes a second, a regex tried at every
@@ -57,9 +57,10 @@ class Shape:
     code: str
     what: str
     pattern: re.Pattern[bytes]
-    # Not looked for in binary data. An e-mail shape turns up by chance in compressed or random
-    # bytes (2 in 30 MB of random bytes, measured), and a build must not fail on chance with
-    # only an allow entry for a way out; and neither shape is text a reader's tool shows there.
+    # Not looked for in binary data, but in its UTF-16 and UTF-32 text (a file of it has NULs):
+    # an e-mail shape turns up by chance in compressed or random bytes (2 in 30 MB of random
+    # bytes, measured), and a build must not fail on chance with only an allow entry for a way
+    # out; a shape with a NUL between its characters does not.
     # Private strings, withheld digests and paths under a private mount are specific enough
     # that a match in binary data is no accident, and a binary file (a SQLite index, a pickle)
     # carries them as readable bytes: those are looked for everywhere.
@@ -134,7 +135,7 @@ FOLD_AFTER = 700
 def local_part_start(text: bytes, at: int) -> int | None:
     """Where the local part before the '@' at ``at`` starts, or None when it is empty or longer than an e-mail's."""
     start = at
-    while start > 0 and at - start <= _MAX_LOCAL and text[start - 1] in _LOCAL_CHARS:
+    while start > 0 and at - start <= _MAX_LOCAL and text[start - 1] in LOCAL_CHARS:
         start -= 1
     if start < at - _MAX_LOCAL or start == at:
         return None
@@ -144,7 +145,7 @@ def local_part_start(text: bytes, at: int) -> int | None:
     return start
 
 
-_LOCAL_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._%+-")
+LOCAL_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._%+-")
 
 
 def match_start(text: bytes, anchor: int, back: int | None) -> int | None:

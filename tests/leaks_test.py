@@ -138,8 +138,7 @@ def test_a_windows_private_path_is_found_as_a_json_encoder_writes_it():
 
 def test_an_e_mail_address_in_utf16_text_is_placed_at_its_local_part():
     data = "mail ada.lovelace@lab.example.org now".encode("utf-16-le")
-    assert found(data, VERIFY, binary=False) == [("KB502", 10)]
-    assert found(data, VERIFY, binary=True) == []
+    assert found(data, VERIFY, binary=False) == found(data, VERIFY, binary=True) == [("KB502", 10)]
 
 
 def test_an_e_mail_domain_is_judged_whole_wherever_a_decoded_view_is_searched():
@@ -301,6 +300,14 @@ def test_e_mail_and_ipv4_addresses_are_not_looked_for_in_binary_data():
     data = b"\0\1mail ada@lab.example.org from 10.1.2.3 in /home/ada/x"
     assert found(data, VERIFY, binary=True) == [("KB501", 44)]
     assert found(data, VERIFY, binary=False) == [("KB502", 7), ("KB503", 32), ("KB501", 44)]
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be"])
+def test_e_mail_and_ipv4_addresses_in_utf_16_and_utf_32_text_are_found_though_it_is_binary(encoding):
+    # Windows PowerShell 5's '>' writes UTF-16LE with a BOM: NULs, so binary, and still text.
+    data = "contact carol@example.org\r\npeer 192.168.1.5:8080\r\n".encode(encoding)
+    assert sorted(code for code, _ in found(data, VERIFY, binary=True)) == ["KB502", "KB503"]
+    assert sorted(code for code, _ in found(b"\x89PNG\0" + data, VERIFY, binary=True)) == ["KB502", "KB503"]
 
 
 def test_random_bytes_scanned_as_binary_give_no_e_mail_or_ipv4_finding():
