@@ -156,8 +156,8 @@ def check(fs: KitFS, docs: KitDocs, observed: Mapping[str, Observation], label: 
             ok = False
         good += ok and p in records
     for page in PAGES:
-        if page not in on_disk and members.get(page) is None:
-            findings.append(Finding("KB603", page, "is missing; the build writes it beside index.json"))
+        if page not in on_disk and (members.get(page) is None or members[page].kind == DIR):
+            findings.append(Finding("KB603", page, f"is {'a folder' if page in members else 'missing'}; the build writes it beside index.json"))
     checks["completeness"].figures.append(f"{_plural(good, 'record file')} {'check' if good != 1 else 'checks'} against index.json (of {len(records):,} listed)")
     checks["completeness"].figures.append(f"{_plural(len(listed), 'file')} listed, {_plural(len(on_disk), 'file')} in the kit")
 

@@ -162,9 +162,9 @@ def _read(fs: KitFS, path: str, required: bool) -> bytes | None:
     try:
         return fs.read(path)
     except MemberError as exc:
-        if required or exc.kind != "missing":
+        if required:
             raise NotAKitError(f"{fs.label}: {path} {exc.reason}; a kit has an index.json at its root.") from None
-        return None
+        return None  # reported as missing (a folder, a link or a FIFO in its place is no such file)
 
 
 def _parse(doc: JsonDoc, findings: list[Finding], code: str) -> None:

@@ -218,6 +218,23 @@ def test_every_named_file_removed_is_caught(kits, name):
         shutil.rmtree(kit)
 
 
+@pytest.mark.parametrize("how", ["an empty folder", "a FIFO", "a symlink to itself"])
+def test_every_named_file_replaced_by_what_is_no_file_is_caught(kits, how):
+    # A page replaced by an empty folder passed as "every check passes"; provenance.json so
+    # made verify refuse the kit as no kit (exit 2) instead of reporting it.
+    built = kits["one"]
+    for path in named_files(built):
+        kit = built.copy()
+        (kit / path).unlink()
+        {"an empty folder": lambda p: p.mkdir(), "a FIFO": os.mkfifo, "a symlink to itself": lambda p: p.symlink_to(p.name)}[how](kit / path)
+        if path == "index.json":
+            assert caught(kit) == (True, {"not a kit"})
+        else:
+            assert caught(kit)[1] != {"not a kit"}, f"{path} replaced by {how}: refused as no kit"
+            assert_caught(built, kit, f"{path} replaced by {how}", index_changed=False)
+        shutil.rmtree(kit)
+
+
 @pytest.mark.parametrize("name, examples", [("n250", 8), ("template", 6)])
 def test_any_file_removed_is_caught(kits, name, examples):
     built = kits[name]
