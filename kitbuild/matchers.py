@@ -13,7 +13,9 @@ rest. The primitives are the only code that decides what a rule matches:
     sha256 digests (64 hex digits, either case, optional ``sha256:`` prefix) that are in a given
     set, replaced by a placeholder (digest-withheld).
 ``regex``
-    a user's regular expression and its replacement template.
+    a user's regular expression and its replacement template, run by the ``regex`` library: the
+    syntax of Python's ``re``, and a bound on time, which ``re`` has not (a pattern such as
+    ``(a|aa)+c`` takes time exponential in the text's length, and would hang a build).
 
 Matchers work on bytes, so a file that is not UTF-8 is rewritten without being decoded.
 """
@@ -25,8 +27,10 @@ from operator import itemgetter
 from typing import Any, Mapping
 
 import ahocorasick_rs
+import regex
 
 from kitbuild.digests import printed_digests
+from kitbuild.errors import RuleError
 
 # The boundaries a literal rule's match must stand at. The byte before a match must not be in the
 # BEFORE class (nothing before it is fine), and the END lookahead must hold after it.
@@ -73,6 +77,13 @@ def _bounds_of(primitive: str) -> _Bounds:
 DIGEST_RE = re.compile(rb"(?<![0-9A-Fa-f])(?:sha256:)?([0-9A-Fa-f]{64})(?![0-9A-Fa-f])")
 
 PRIMITIVES = ("path_prefix", "literal_names", "digest", "regex")
+# How long a user's pattern may search one chunk of a file (a few lines, or 1 MiB of one line):
+# a pattern that does not finish in this time is one that backtracks without end.
+PATTERN_SECONDS = 10.0
+
+
+class PatternTimeout(Exception):
+    """A user's pattern ran past PATTERN_SECONDS on one chunk (kitbuild.rewrite says where)."""
 
 Hit = tuple[int, int, bytes]  # (start, end, replacement)
 
@@ -100,12 +111,30 @@ class Matcher:
         self.withheld = withheld
         self.pattern = pattern
         self.replace = replace
+        self._regex: regex.Pattern[bytes] | None = None
         self._forget()
+        if primitive == "regex":
+            self._compiled()  # a pattern or template that cannot work is refused before any file is read
+
+    def _compiled(self) -> regex.Pattern[bytes]:
+        if self._regex is None:
+            assert self.pattern is not None and self.replace is not None
+            what = "pattern"
+            try:
+                compiled = regex.compile(self.pattern.encode("utf-8"))
+                # The template is read only against a match: one of a pattern with the same groups.
+                what, names = "replace", {index: name for name, index in compiled.groupindex.items()}
+                probe = regex.compile(b"".join(b"(?P<%s>)" % names[i].encode() if i in names else b"()" for i in range(1, compiled.groups + 1)))
+                probe.fullmatch(b"").expand(self.replace.encode("utf-8"))  # type: ignore[union-attr]
+            except (regex.error, IndexError) as exc:
+                raise RuleError(f"its {what} cannot be used: {exc}; see docs/rules.md") from None
+            self._regex = compiled
+        return self._regex
 
     def _forget(self) -> None:
         """Drop what is built on first use: compiled patterns and automatons are rebuilt in each
         worker process, not pickled."""
-        self._regex: re.Pattern[bytes] | None = None
+        self._regex = None
         self._automaton: ahocorasick_rs.BytesAhoCorasick | None = None
         self._replacements: list[bytes] = []
 
@@ -135,12 +164,11 @@ class Matcher:
         if hi is None:
             hi = len(data)
         if self.primitive == "regex":
-            if self._regex is None:
-                assert self.pattern is not None
-                self._regex = re.compile(self.pattern.encode("utf-8"))
-            assert self.replace is not None
-            template = self.replace.encode("utf-8")
-            return [(m.start(), m.end(), m.expand(template)) for m in self._regex.finditer(data, lo, hi)]
+            template = self.replace.encode("utf-8")  # type: ignore[union-attr]
+            try:
+                return [(m.start(), m.end(), m.expand(template)) for m in self._compiled().finditer(data, lo, hi, timeout=PATTERN_SECONDS)]
+            except TimeoutError:
+                raise PatternTimeout(PATTERN_SECONDS) from None
         region = data if (lo == 0 and hi == len(data)) else data[lo:hi]
         if self.primitive == "digest":
             hits = self._withheld_hits(region)

@@ -20,9 +20,9 @@ from typing import Sequence
 
 import orjson
 
-from kitbuild.errors import UnsafeRewriteError
+from kitbuild.errors import RuleError, UnsafeRewriteError
 from kitbuild.fileformat import format_of
-from kitbuild.matchers import Hit, Matcher
+from kitbuild.matchers import Hit, Matcher, PatternTimeout
 
 _JSON_STRING = rb'"(?:[^"\\\n]|\\.)*"'
 _TSV_UNSAFE = re.compile(rb"[\t\r\n]")
@@ -67,7 +67,14 @@ class Rewriter:
         for index, matcher in enumerate(self.matchers):
             if matcher is None or not matcher.active:
                 continue
-            hits = self._hits(index, matcher, chunk)
+            try:
+                hits = self._hits(index, matcher, chunk)
+            except PatternTimeout as timeout:
+                raise RuleError(
+                    f"rules[{index}]: its pattern searched {self.kit_path} from line {self.line} for more than {timeout.args[0]:g} s without "
+                    "finishing: a pattern whose repeats can match the same text in more than one way (such as (a|aa)+c) takes time "
+                    "exponential in the text's length. Make each repeat match one way only."
+                ) from None
             if hits:
                 chunk = self._rewrite(index, chunk, hits)
         self.line += chunk.count(b"\n")
