@@ -16,7 +16,7 @@ import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import BinaryIO, Iterator
 
 from kitbuild.config import Config, Source
 from kitbuild.errors import ConfigError
@@ -108,7 +108,7 @@ def _walk(source: Source) -> list[tuple[str, str]]:
         except OSError as exc:
             raise ConfigError(f"{_where(source, child_rel)}: cannot be looked at ({exc.strerror}); exclude it.") from None
         if stat.S_ISLNK(info.st_mode):
-            info = _followed(source, child, child_rel, root)
+            info, child = _followed(source, child, child_rel, root)  # read from the file it leads to
         if stat.S_ISDIR(info.st_mode):
             identity = (info.st_dev, info.st_ino)
             if identity in holding:
@@ -132,8 +132,10 @@ def _identity(source: Source, folder: str) -> tuple[int, int]:
     return info.st_dev, info.st_ino
 
 
-def _followed(source: Source, child: str, child_rel: str, root: Path) -> os.stat_result:
-    """What the symlink ``child`` leads to, if it stays inside its source and ends somewhere."""
+def _followed(source: Source, child: str, child_rel: str, root: Path) -> tuple[os.stat_result, str]:
+    """What the symlink ``child`` leads to, and its path, if it stays inside its source and ends
+    somewhere. A file is read from that path, and never through a link (kitbuild.commands.build):
+    a link put in a file's place after the listing is refused, not followed out of the bench."""
     try:
         target = Path(os.path.realpath(child, strict=True))
     except OSError as exc:
@@ -145,7 +147,7 @@ def _followed(source: Source, child: str, child_rel: str, root: Path) -> os.stat
     if not (target == root or root in target.parents):
         raise ConfigError(f"{_where(source, child_rel)}: is a symlink that points outside its source; kitbuild refuses it. Copy the file in, or exclude the link.")
     try:
-        return os.stat(child)
+        return os.stat(child), str(target)
     except OSError as exc:
         raise ConfigError(f"{_where(source, child_rel)}: is a symlink that cannot be followed ({exc.strerror}); remove it or exclude it.") from None
 
@@ -177,3 +179,28 @@ def list_files(config: Config) -> list[SourceFile]:
             files.append(SourceFile(path, f"{source.as_}/{rel}", source.index))
     files.sort(key=lambda f: f.kit_path)
     return files
+
+
+def open_source(src: str, kit_path: str) -> BinaryIO:
+    """The source file, opened as the listing found it: a regular file, never through a link (a
+    followed link is listed as the file it leads to) and never waiting on a FIFO. What was put in
+    its place, or took it away, while the build ran is refused (the message names the kit path
+    only: the source's path is private)."""
+    changed = f"{kit_path}: its source file changed while the build ran"
+    try:
+        fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise ConfigError(f"{changed} (it is gone); build again once nothing writes to the bench.") from None
+    except OSError as exc:
+        raise ConfigError(f"{changed}, or cannot be read ({exc.strerror}); build again once nothing writes to the bench.") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ConfigError(f"{changed} (it is no regular file now); build again once nothing writes to the bench.")
+    return os.fdopen(fd, "rb")
+
+
+def source_size(file: SourceFile) -> int:
+    try:
+        return os.stat(file.src).st_size
+    except OSError:
+        return 0  # gone since the listing: its copy says so (see open_source)

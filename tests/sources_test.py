@@ -118,3 +118,37 @@ def test_an_excluded_link_or_odd_file_is_not_refused(bench, make_files, write_ki
     os.mkfifo(bench / "src/logs/pipe")
     os.symlink("nowhere", bench / "src/logs/gone")
     assert kit_paths(bench, write_kit, exclude=["link", "logs/**"]) == ["run/ok.txt"]
+
+
+def test_a_symlinked_file_is_read_from_the_file_it_leads_to_and_built(bench, make_files, write_kit, cli):
+    make_files(bench, {"src": {"real.json": '{"a": 1}\n'}})
+    os.symlink("real.json", bench / "src" / "alias.json")
+    write_kit(bench, out="kit", sources=[{"path": "src", "as": "run"}])
+    assert [f.src for f in list_files(load_config(bench / "kit.yaml"))] == [str(bench / "src" / "real.json")] * 2
+    assert cli("build").exit_code == 0
+    assert (bench / "kit" / "run" / "alias.json").read_bytes() == b'{"a": 1}\n'
+
+
+@pytest.mark.parametrize("change", ["a symlink out of the bench", "a FIFO", "a folder", "nothing"])
+def test_a_source_file_changed_after_the_listing_is_refused_and_nothing_is_written(bench, make_files, write_kit, cli, monkeypatch, change):
+    # A file replaced while the build runs: a link put in its place is not followed out of the
+    # bench (its target would be published), a FIFO is not waited on, and a gone file is said.
+    from kitbuild.commands import build as build_command
+
+    make_files(bench, {"src": {"a.json": '{"a": 1}\n', "b.json": '{"b": 2}\n'}, "outside.txt": "not the bench's\n"})
+    write_kit(bench, out="kit", sources=[{"path": "src", "as": "run"}])
+    listed = build_command.list_files
+
+    def then_changed(config):
+        files = listed(config)
+        target = bench / "src" / "b.json"
+        target.unlink()
+        {"a symlink out of the bench": lambda: target.symlink_to(bench / "outside.txt"), "a FIFO": lambda: os.mkfifo(target), "a folder": target.mkdir, "nothing": lambda: None}[change]()
+        return files
+
+    monkeypatch.setattr(build_command, "list_files", then_changed)
+    result = cli("build", "--jobs", "1")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("kitbuild: run/b.json: its source file changed while the build ran")
+    assert str(bench) not in result.stderr
+    assert not (bench / "kit").exists() and not [p for p in bench.iterdir() if p.name.startswith(".kit")]

@@ -37,7 +37,7 @@ from kitbuild.private import private_strings, safe
 from kitbuild.progress import SILENT, Progress
 from kitbuild.provenance import provenance_json, rule_record
 from kitbuild.rewrite import Event, Rewriter
-from kitbuild.sources import SourceFile, list_files
+from kitbuild.sources import SourceFile, list_files, open_source, source_size
 from kitbuild.staging import Staging
 
 if TYPE_CHECKING:
@@ -112,7 +112,7 @@ def write_file(work: Work, job: tuple[str, str, str]) -> FileResult:
     src, kit_path, dst = job
     observer = Observer(kit_path, work.plan)
     rewriter = Rewriter(kit_path, work.matchers, work.collect)
-    with open(src, "rb") as source, open(dst, "wb") as sink:
+    with open_source(src, kit_path) as source, open(dst, "wb") as sink:
         head = source.read(BINARY_SNIFF)
         binary = b"\0" in head
         chunks: Iterator[bytes] = _blocks(source, head) if binary else line_chunks(source, head)
@@ -228,7 +228,7 @@ def build(
 
 def _write_all(files: list[SourceFile], work: Work, staging: Path, workers: int, progress: Progress) -> list[FileResult]:
     """Each source file copied into the staged kit through the rules, observed as it is written."""
-    sizes = [os.path.getsize(f.src) for f in files]
+    sizes = [source_size(f) for f in files]
     progress.begin("rewriting", len(files), sum(sizes))
     for folder in sorted({os.path.dirname(f.kit_path) for f in files}):
         (staging / folder).mkdir(parents=True, exist_ok=True)
