@@ -10,6 +10,8 @@ status for an interrupt. A command-line usage error is typer's, exit 2.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import sys
 import traceback
@@ -19,7 +21,7 @@ from typing import Any, Callable, Optional, Sequence, TypeVar
 import typer
 import typer.core
 
-from kitbuild.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, KitbuildError
+from kitbuild.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, KitbuildError
 from kitbuild.version import __version__
 
 app = typer.Typer(
@@ -90,6 +92,17 @@ def internal_error_line(exc: BaseException) -> str:
     )
 
 
+def os_error_line(exc: OSError) -> str:
+    """What an error of the operating system prints: why, and what to check."""
+    why = exc.strerror or type(exc).__name__
+    code = errno.errorcode.get(exc.errno or 0)
+    return (
+        f"kitbuild: the system refused to read or write a file: {why}{f' ({code})' if code else ''}. "
+        "Check the paths given (the kit, --out, the folder) and that the disk has room and may be written; "
+        "--debug prints the traceback."
+    )
+
+
 def _debugging(ctx: Any) -> bool:
     params = ctx.find_root().params if ctx is not None else {}
     if "debug" in params:
@@ -112,6 +125,16 @@ class _Guarded(typer.core.TyperCommand):
         except KitbuildError as exc:
             print_error(exc)
             raise typer.Exit(exc.exit_code) from None
+        except OSError as exc:
+            # The machine refused: a disk full or read-only, a path too long, a folder that cannot
+            # be made (under /proc), stdout that cannot be written. Not a bug, and said without
+            # the file's name, which may be private.
+            if _debugging(ctx):
+                traceback.print_exception(type(exc), exc, exc.__traceback__)
+            with contextlib.suppress(OSError):
+                sys.stderr.write(os_error_line(exc) + "\n")
+                sys.stderr.flush()
+            raise typer.Exit(EXIT_USAGE) from None
         except Exception as exc:
             if _debugging(ctx):
                 traceback.print_exception(type(exc), exc, exc.__traceback__)

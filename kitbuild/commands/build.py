@@ -189,6 +189,8 @@ def build(
     """
     config = load_config(config_path)
     target = Path(os.path.normpath(Path(out).absolute())) if out is not None else config.out
+    if target.is_symlink():
+        target = Path(os.path.realpath(target))  # the kit is written where the link leads, and the link kept
     check_out(config, target, "--out" if out is not None else f"{config.document.where(['out'])}: out" if "out" in config.data else "out")
     if not dry_run:
         _check_replaceable(config, target, out is not None)

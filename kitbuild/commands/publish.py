@@ -155,16 +155,23 @@ def publish(kit: str | os.PathLike[str], fmt: str = "tar.gz", out: str | os.Path
     target = Path(out).absolute() if out is not None else folder.parent / f"{name}{suffix}"
     if target.resolve() == folder.resolve() or folder.resolve() in target.resolve().parents:
         raise KitbuildError(f"--out: the archive would be written inside the kit {label}; write it outside the kit folder.")
-    if target.is_dir():
-        raise KitbuildError(f"--out: {out} is a folder; give the archive's file name.")
+    checksum = target.with_name(target.name + ".sha256")
+    for path in (target, checksum):
+        if path.is_dir():
+            raise KitbuildError(f"--out: {path.name} is a folder; the archive and its .sha256 file go there. Give another file name.")
     target.parent.mkdir(parents=True, exist_ok=True)
+    existed = target.exists()
     if fmt == "tar.gz":
         archive.write_atomically(target, lambda s: archive.write_tar_gz(s, name, members, archive.epoch_of(date)))
     else:
         archive.write_atomically(target, lambda s: archive.write_zip(s, name, members, datetime.date.fromisoformat(date)))
     line = archive.sha256_line(target)
-    checksum = target.with_name(target.name + ".sha256")
-    archive.write_atomically(checksum, lambda s: s.write(line))
+    try:
+        archive.write_atomically(checksum, lambda s: s.write(line))
+    except BaseException:
+        if not existed:
+            target.unlink(missing_ok=True)  # no archive without the line that checks it
+        raise
     return PublishReport(target, checksum, line.split(b" ", 1)[0].decode(), len(members), sum(m.size for m in members), checked.digest)
 
 

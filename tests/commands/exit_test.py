@@ -212,3 +212,51 @@ def test_a_bug_in_a_real_process_is_one_line_and_exit_3(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, timeout=120, env={**os.environ, "KITBUILD_DEBUG": "0"})
     assert done.returncode == 3
     assert done.stderr.count(b"\n") == 1 and done.stderr.startswith(b"kitbuild: internal error (ValueError at kitbuild/commands/explain.py:"), done.stderr
+
+
+# -- what the machine refuses is no bug: exit 2, and no file's name ------------------------
+
+
+OS_REFUSED = re.compile(rb"^kitbuild: the system refused to read or write a file: .+ \((ENOENT|ENOTDIR|EISDIR|ENOSPC|ENAMETOOLONG|EROFS|EACCES)\)\. Check the paths given")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["publish", "kit", "--out", "/proc/kitbuild-test/k.tar.gz"],
+        ["demo", "kit/index.json"],  # a file where the folder would be
+        ["build", "--out", "/proc/kitbuild-test/kit"],
+        ["build", "--out", "deep/" + "/".join(["d" * 200] * 24)],  # past the system's path limit
+    ],
+)
+def test_a_place_the_system_refuses_is_exit_2_with_why_and_no_path(bench: Path, args: list[str]) -> None:
+    done = kitbuild(*args, cwd=bench)
+    assert done.returncode == 2, done.stderr
+    assert b"internal error" not in done.stderr and b"Traceback" not in done.stderr
+    assert b"kitbuild-test" not in done.stderr and b"index.json" not in done.stderr and b"d" * 200 not in done.stderr
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+@pytest.mark.parametrize("args", [["rules"], ["explain", "KB104"], ["verify", "kit"]])
+def test_output_the_disk_has_no_room_for_is_exit_2(bench: Path, args: list[str]) -> None:
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run([sys.executable, "-m", "kitbuild", *args], cwd=bench, stdout=full, stderr=subprocess.PIPE, timeout=120)
+    assert done.returncode == 2 and OS_REFUSED.match(done.stderr), done.stderr
+
+
+def test_publish_writes_no_archive_when_its_sha256_file_cannot_be_written(bench: Path, tmp_path: Path) -> None:
+    (tmp_path / "k.tar.gz.sha256").mkdir()
+    done = kitbuild("publish", "kit", "--out", str(tmp_path / "k.tar.gz"), cwd=bench)
+    assert done.returncode == 2 and b"k.tar.gz.sha256 is a folder" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["k.tar.gz.sha256"]
+
+
+def test_an_out_that_is_a_symlink_gets_the_kit_where_it_leads_and_stays_a_link(bench: Path, tmp_path: Path) -> None:
+    real = tmp_path / "real-kit"
+    done = kitbuild("build", "--out", str(real), cwd=bench)
+    assert done.returncode == 0, done.stderr
+    (tmp_path / "link").symlink_to("real-kit")
+    done = kitbuild("build", "--out", str(tmp_path / "link"), cwd=bench)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "link").is_symlink() and (real / "index.json").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "real-kit"]
