@@ -356,7 +356,9 @@ class ZipKit(_ArchiveKit):
         declared = 0
         for info in infos:
             mode = info.external_attr >> 16 if info.create_system == 3 else 0
-            kind = _mode_kind(mode) if stat.S_IFMT(mode) else (DIR if info.is_dir() else FILE)
+            # A folder is what its name says ('/' at its end), as unzip and zipfile read it: a
+            # member whose mode alone says folder is extracted as a file, so it is read as one.
+            kind = DIR if info.is_dir() else FILE if not stat.S_IFMT(mode) or stat.S_ISDIR(mode) else _mode_kind(mode)
             raw = _Raw(info.filename, kind, info.file_size, info)
             raws.append(raw)
             if kind != FILE:

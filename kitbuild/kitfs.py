@@ -21,6 +21,8 @@ import stat
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
+from kitbuild.findings import Finding
+
 # What every reader shares lives one floor down, in kitbuild.kitview, so that kitbuild.archivekit
 # need not import this module; it is named here too, where the checks have always found it.
 from kitbuild.kitview import (
@@ -37,6 +39,7 @@ from kitbuild.kitview import (
     NotAKitError,
     is_url,
     refusal,
+    shown,
 )
 
 __all__ = [
@@ -56,7 +59,9 @@ __all__ = [
     "is_url",
     "open_kit",
     "refusal",
+    "shown",
 ]
+
 
 class FolderKit(KitFS):
     """A kit that is a folder on disk."""
@@ -64,7 +69,8 @@ class FolderKit(KitFS):
     seekable = True
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
-        self.label = str(root)
+        self.label = shown(str(root))
+        self._not_utf8: list[str] = []  # entries whose names no index.json can hold, as shown
         path = Path(root)
         if not path.exists():
             raise NotAKitError(f"{self.label}: no such folder. Give the folder a kit was unpacked into.")
@@ -78,8 +84,12 @@ class FolderKit(KitFS):
         except OSError as exc:
             raise NotAKitError(f"{self.label}: cannot be read ({exc.strerror}).") from None
 
+    def findings(self) -> list[Finding]:
+        return [Finding("KB101", p, "is in the kit but not in index.json: its name is not UTF-8, which index.json cannot hold") for p in self._not_utf8]
+
     def members(self, sizes: bool = True) -> Iterator[Member]:
         found: list[Member] = []
+        self._not_utf8 = []
         # The walk keeps its own stack: a kit nested thousands of folders deep is no error.
         stack: list[tuple[str, str]] = [(str(self.root), "")]
         while stack:
@@ -92,6 +102,10 @@ class FolderKit(KitFS):
             prefix = rel + "/" if rel else ""
             for entry in entries:
                 path = prefix + entry.name
+                if not entry.name.isascii() and shown(entry.name) != entry.name:
+                    self._not_utf8.append(shown(path))  # neither read nor entered
+                    found.append(Member(self._not_utf8[-1], REFUSED))
+                    continue
                 # An entry that cannot be looked at (its path longer than the system takes, or
                 # gone since the listing) is 'other', not an error.
                 try:
@@ -245,3 +259,4 @@ def open_kit(kit: str | os.PathLike[str], limits: ArchiveLimits = ArchiveLimits(
     if not path.exists() and not path.is_symlink() and label.endswith(ARCHIVE_SUFFIXES):
         raise NotAKitError(f"{label}: no such archive. Give the folder a kit was unpacked into, or the archive 'kitbuild publish' wrote.")
     return FolderKit(kit)
+

@@ -70,6 +70,12 @@ def with_folders(found: dict[str, Member]) -> Iterator[Member]:
     return iter(sorted(found.values(), key=lambda m: m.path))
 
 
+def shown(name: str) -> str:
+    """A name as it can be printed (and written in a JSON report): bytes that are not UTF-8,
+    which os.listdir gives as lone surrogates, as \\x escapes."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def refusal(path: str) -> str | None:
     """Why ``path`` may not name a kit member, or None when it is a plain relative kit path."""
     if not path:

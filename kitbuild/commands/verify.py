@@ -19,7 +19,7 @@ from kitbuild.checks import check, files_to_observe, plan_for
 from kitbuild.errors import ConfigError
 from kitbuild.findings import Finding
 from kitbuild.kitdocs import KitDocs, read_docs
-from kitbuild.kitfs import ArchiveLimits, KitFS, MemberError, open_kit
+from kitbuild.kitfs import ArchiveLimits, KitFS, MemberError, open_kit, shown
 from kitbuild.observe import Observation, Plan, observe_bytes, observe_stream
 from kitbuild.parallel import default_jobs, map_files
 from kitbuild.parts import Part, cut, merge, observe_part
@@ -139,7 +139,7 @@ def verify(
         docs = read_docs(fs)
         plan = plan_for(docs)
         observed = observe_kit(fs, docs, plan, fs.workers(jobs or default_jobs()), progress)
-        report = check(fs, docs, observed, str(kit))
+        report = check(fs, docs, observed, shown(str(kit)))
     finally:
         fs.close()
     if not fs.listable:

@@ -418,3 +418,39 @@ def test_the_copies_left_each_kit_as_it_was_built(kits):
     for built in kits.values():
         assert verify(built.kit, jobs=1).ok
         assert kit_digest_of(built.kit) == built.digest
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_file_whose_name_is_not_utf_8_is_caught_and_named_printably(kits, jobs, cli):
+    built = kits["one"]
+    kit = built.copy()
+    with open(os.path.join(os.fsencode(kit), b"r\xe9sultats.json"), "wb") as odd:
+        odd.write(b"{}\n")
+    report = verify(kit, jobs=jobs)
+    assert [(f.code, f.path) for f in report.findings] == [("KB101", "r\\xe9sultats.json")]
+    result = cli("verify", kit, "--jobs", str(jobs), "--format", "json")
+    assert result.exit_code == 1 and orjson.loads(result.stdout)["findings"][0]["path"] == "r\\xe9sultats.json"
+
+
+def test_a_zip_member_whose_mode_alone_says_folder_is_read_as_the_file_it_extracts_to(kits, tmp_path):
+    # unzip and zipfile write such a member as a file (only a name ending in '/' is a folder):
+    # a README or a record put in the archive so was never read.
+    import stat
+    import zipfile
+
+    from kitbuild.commands.publish import publish
+
+    archive = publish(kits["one"].kit, "zip", tmp_path / "k.zip").archive
+    for name, data, code in (("README.md", b"# Another README\n", "KB601"), ("extra.ndjson", b'{"score": 1}\n', "KB101")):
+        changed = tmp_path / f"{code}.zip"
+        with zipfile.ZipFile(archive) as source, zipfile.ZipFile(changed, "w") as out:
+            top = source.namelist()[0].split("/")[0]
+            for info in source.infolist():
+                if info.filename != f"{top}/{name}":
+                    out.writestr(info, source.read(info))
+            odd = zipfile.ZipInfo(f"{top}/{name}", date_time=(2026, 11, 9, 0, 0, 0))
+            odd.create_system, odd.external_attr = 3, (stat.S_IFDIR | 0o755) << 16
+            out.writestr(odd, data)
+        with zipfile.ZipFile(changed) as check:
+            assert not check.getinfo(f"{top}/{name}").is_dir()
+        assert code in verify(changed, jobs=1).codes()
