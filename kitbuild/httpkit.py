@@ -30,6 +30,7 @@ import shutil
 import socket
 import ssl
 import tempfile
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -50,6 +51,9 @@ KEEP_MEMBER = 8 << 20
 KEEP_TOTAL = 128 << 20
 _UNLISTED_DOCS = ("provenance.json", "README.md", "index.html")  # kitbuild.index.UNLISTED, bar index.json
 _CHUNK = 1 << 16
+# The time-out bounds each wait for data, and not a server that sends a byte a second: past its
+# first time-out's worth of time, a response that averages less than this is given up.
+_MIN_RATE = 16 << 10
 
 
 class FetchError(OSError):
@@ -160,6 +164,7 @@ class _Body(io.RawIOBase):
         super().__init__()
         self._response, self._url, self._limit, self._fetcher = response, url, limit, fetcher
         self._pos = 0
+        self._started = time.monotonic()
 
     def readable(self) -> bool:
         return True
@@ -167,13 +172,17 @@ class _Body(io.RawIOBase):
     def readinto(self, buffer: Any) -> int:
         want = min(len(buffer), self._limit + 1 - self._pos)
         try:
-            data = self._response.read(want) if want > 0 else b""
+            # read1: what has come, at once; read would wait for all ``want`` bytes of a trickle.
+            data = self._response.read1(want) if want > 0 else b""
         except Exception as exc:  # http.client.IncompleteRead, a time-out, a reset connection
             raise FetchError(_body_error(exc, self._url, self._pos, self._fetcher.timeout)) from None
         if self._pos + len(data) > self._limit:
             raise FetchError(f"{self._url}: the server sent more than the {self._limit:,} bytes expected; verify stopped reading it")
         buffer[: len(data)] = data
         self._pos += len(data)
+        taken = time.monotonic() - self._started
+        if data and taken > self._fetcher.timeout and self._pos < (taken - self._fetcher.timeout) * _MIN_RATE:
+            raise FetchError(f"{self._url}: the server sent {self._pos:,} bytes in {taken:.0f} s, less than {_MIN_RATE >> 10} KiB a second after the first {self._fetcher.timeout:g} s; verify gave up on it")
         return len(data)
 
     def close(self) -> None:

@@ -21,6 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kitbuild.cli import app
+from kitbuild.errors import KitbuildError
 from kitbuild.commands.demo import demo
 from kitbuild.commands.publish import publish
 from kitbuild.commands.verify import UNLISTABLE, verify
@@ -245,6 +246,38 @@ def test_a_server_that_does_not_answer_times_out_naming_the_url(site: Site, smal
     site.routes["/kit/" + path] = lambda handler: time.sleep(2)
     report = verify(url, jobs=1, timeout=0.3)
     assert [(f.code, f.message) for f in report.findings if f.path == path] == [("KB111", f"cannot be read: {url}{path}: no answer within 0.3 s")]
+
+
+def test_a_server_that_trickles_is_given_up_in_bounded_time(site: Site, small_kit: Path) -> None:
+    # Each byte comes well within the time-out, so only a floor on the rate ends the wait: at a
+    # byte every 0.1 s, a 1 MiB record would take a day.
+    served, url = _serve(site, small_kit)
+    path = "longmemeval-2026-10/a0/rows.tsv"
+    body = (served / path).read_bytes()
+
+    def trickle(handler: SimpleHTTPRequestHandler) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        try:
+            for byte in body:
+                handler.wfile.write(bytes([byte]))
+                handler.wfile.flush()
+                time.sleep(0.1)
+        except OSError:
+            pass
+
+    site.routes["/kit/" + path] = trickle
+    start = time.monotonic()
+    report = verify(url, jobs=1, timeout=1)
+    assert time.monotonic() - start < 15
+    [(code, message)] = [(f.code, f.message) for f in report.findings if f.path == path]
+    assert code == "KB111" and "less than 16 KiB a second after the first 1 s; verify gave up on it" in message
+    body = (served / "index.json").read_bytes()  # what trickle sends from now on
+    site.routes["/kit/index.json"] = trickle
+    with pytest.raises(KitbuildError) as refused:
+        verify(url, jobs=1, timeout=1)
+    assert refused.value.exit_code == 2 and "verify gave up on it" in str(refused.value)
 
 
 def test_a_path_outside_the_kit_is_never_requested(site: Site, small_kit: Path) -> None:
