@@ -105,9 +105,16 @@ def check(fs: KitFS, docs: KitDocs, observed: Mapping[str, Observation], label: 
     links = sorted(p for p, m in members.items() if m.kind == SYMLINK)
     for p in links:
         findings.append(Finding("KB106", p, "is a symlink; a kit holds regular files only, and verify never follows a link"))
+    filled: set[str] = set()  # the folders something lies in (a folder added empty is a change too)
+    for folder in {p.rpartition("/")[0] for p, m in members.items() if m.kind != DIR}:
+        while folder and folder not in filled:
+            filled.add(folder)
+            folder = folder.rpartition("/")[0]
     for p, m in members.items():
         if m.kind == OTHER:
             findings.append(Finding("KB107", p, "is a device, FIFO, socket or unreadable folder; a kit holds regular files only"))
+        elif m.kind == DIR and p not in filled and (not (parent := p.rpartition("/")[0]) or parent in filled):  # the outermost
+            findings.append(Finding("KB101", p, "is a folder with no file in it; a build writes none"))
     listed = _listed(entries, links, findings)
     folders = set(parts["folders"])
     template_paths = {p for p in listed if p.startswith(kit_index.TEMPLATES_DIR + "/")}

@@ -37,7 +37,7 @@ CODES: dict[str, str] = {
     "KB008": "provenance.json's size or sha256 differs from what index.json records for it.",
     "KB009": "The kit's digest (the sha256 of its index.json) differs from the one given with --digest.",
     # -- completeness ---------------------------------------------------------------------
-    "KB101": "A file in the kit is not in index.json.",
+    "KB101": "A file in the kit is not in index.json (or a folder in it holds no file).",
     "KB102": "A file index.json lists is not in the kit.",
     "KB103": "A file's size differs from index.json's.",
     "KB104": "A file's sha256 differs from index.json's.",

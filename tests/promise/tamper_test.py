@@ -420,6 +420,15 @@ def test_the_copies_left_each_kit_as_it_was_built(kits):
         assert kit_digest_of(built.kit) == built.digest
 
 
+@pytest.mark.parametrize("folder", [".hidden", "runs/extra", "new/deeper/still"])
+def test_an_added_empty_folder_is_caught_and_a_folder_holding_only_folders_is_too(kits, folder):
+    built = kits["n250"]
+    kit = built.copy()
+    (kit / folder).mkdir(parents=True)
+    report = verify(kit, jobs=1)
+    assert [(f.code, f.path) for f in report.findings] == [("KB101", folder.split("/")[0] if folder.startswith("new") else folder)]
+
+
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_a_file_whose_name_is_not_utf_8_is_caught_and_named_printably(kits, jobs, cli):
     built = kits["one"]
