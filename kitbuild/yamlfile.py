@@ -11,10 +11,15 @@ recursion, and so do the schema checks after it: ten thousand ``[`` would end in
 RecursionError), an alias inside the value it names (a value that holds itself), and strings no
 UTF-8 file can hold (a lone surrogate written as ``"\\udc80"``) or that no path or name may hold
 (a NUL).
+
+Only a regular file of at most :data:`MAX_BYTES` is read: a FIFO would block, a device
+(/dev/zero) would be read without end.
 """
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
@@ -34,6 +39,9 @@ def _without_timestamps(base: type[Any]) -> type[Any]:
 
 # A step of a key path: a list index, or a mapping key's text and its 1-based position.
 _Step = tuple[str, int] | int
+
+# A kit config of a thousand sources and rules is a few hundred KiB; past this, not a config.
+MAX_BYTES = 4 * 2**20
 
 # A kit config nests five or six levels, a figure's spec a few more; a rule file fewer.
 MAX_DEPTH = 64
@@ -323,20 +331,41 @@ def _aliased(value: yaml.Node, key: yaml.Node | None, container: Any) -> bool:
     return bool(value.start_mark.index < before.index)
 
 
-def load_yaml(path: Path, label: str, public_keys: Callable[[], frozenset[str]] = frozenset) -> YamlDocument:
-    """Parse ``path``; a syntax error becomes a :class:`ConfigError` with its line and column.
-
-    ``public_keys()`` gives the keys a message may spell out (the schemas' own), asked only when
-    a message needs them; any other key is named by its position.
-    """
+def _read_regular(path: Path, label: str) -> bytes:
+    """The bytes of ``path``, a regular file of at most :data:`MAX_BYTES`. Opened without blocking
+    and looked at before a byte is read: a FIFO would block the build forever, and /dev/zero or
+    /dev/urandom would be read until memory runs out."""
     try:
-        data = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
         raise ConfigError(f"{label}: no such file. Give the path of a kit config, or run 'kitbuild init' to write one.") from None
     except IsADirectoryError:
         raise ConfigError(f"{label}: is a folder, not a YAML file.") from None
     except OSError as exc:
         raise ConfigError(f"{label}: cannot be read ({exc.strerror}).") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise ConfigError(f"{label}: is a folder, not a YAML file.")
+        raise ConfigError(f"{label}: is not a regular file (a pipe, a device or a socket). Give the path of a YAML file saved on disk.")
+    with os.fdopen(fd, "rb") as f:
+        try:
+            data = f.read(MAX_BYTES + 1)
+        except OSError as exc:
+            raise ConfigError(f"{label}: cannot be read ({exc.strerror}).") from None
+    if len(data) > MAX_BYTES:
+        raise ConfigError(f"{label}: is larger than {MAX_BYTES // 2**20} MiB, far more than a kit config or a rule file needs. Give the right file, or move bulk data out of it.")
+    return data
+
+
+def load_yaml(path: Path, label: str, public_keys: Callable[[], frozenset[str]] = frozenset) -> YamlDocument:
+    """Parse ``path``; a syntax error becomes a :class:`ConfigError` with its line and column.
+
+    ``public_keys()`` gives the keys a message may spell out (the schemas' own), asked only when
+    a message needs them; any other key is named by its position.
+    """
+    data = _read_regular(path, label)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
