@@ -10,7 +10,9 @@ hurt what comes after: collections nested deeper than :data:`MAX_DEPTH` (PyYAML 
 recursion, and so do the schema checks after it: ten thousand ``[`` would end in a
 RecursionError), an alias inside the value it names (a value that holds itself), and strings no
 UTF-8 file can hold (a lone surrogate written as ``"\\udc80"``) or that no path or name may hold
-(a NUL).
+(a NUL); and, with its key path, anything JSON cannot hold, which the schema checks after it
+would fail on: a key that is not a string (``5:``, ``~:``, ``yes:``), a tag such as ``!!set`` or
+``!!binary``, ``.nan`` and ``.inf``, an integer past 64 bits (or past Python's 4,300 digits).
 
 Only a regular file of at most :data:`MAX_BYTES` is read: a FIFO would block, a device
 (/dev/zero) would be read without end.
@@ -18,6 +20,7 @@ Only a regular file of at most :data:`MAX_BYTES` is read: a FIFO would block, a 
 
 from __future__ import annotations
 
+import math
 import os
 import stat
 from pathlib import Path
@@ -148,12 +151,18 @@ def _check_nodes(root: yaml.Node) -> None:
             raise refuse(node, "holds an alias to a value it lies inside, a value that would hold itself. Write the value out")
         if known is not None:
             continue
+        problem = _tag_problem(node)
+        if problem:
+            raise refuse(node, problem)
         if isinstance(node, yaml.ScalarNode):
-            problem = _text_problem(node.value)
+            problem = _text_problem(node.value) or _number_problem(node)
             if problem:
                 raise refuse(node, problem)
             height[id(node)] = 0
             continue
+        if isinstance(node, yaml.MappingNode) and (odd := _odd_key(node)):
+            key, position, what = odd
+            raise _Refused(key.start_mark, what, [*path_to(node), ("", position)])
         if isinstance(node, yaml.MappingNode) and (twice := _given_twice(node)):
             key, position, line = twice
             raise _Refused(key.start_mark, f"is given twice in one mapping, here and at line {line}; only one can hold. Keep one of the two", [*path_to(node), (key.value, position)])
@@ -183,6 +192,61 @@ def _given_twice(node: yaml.MappingNode) -> tuple[yaml.ScalarNode, int, int] | N
             return key, position, first[key.value]
         first[key.value] = key.start_mark.line + 1
     return None
+
+
+_CORE = "tag:yaml.org,2002:"
+# The values JSON can hold, which is all a kit config, a rule file or a schema check knows.
+_PLAIN_TAGS = frozenset(_CORE + name for name in ("str", "int", "float", "bool", "null", "seq", "map", "merge"))
+_KEY_KINDS = {"int": "an integer", "float": "a number", "bool": "a boolean (yes, no, on, off, true, false)", "null": "null (~ or nothing)", "value": "YAML's '=' value key"}
+# A 64-bit integer is at most 20 digits; past this many characters (underscores and a 0x
+# included) the value is refused without converting it: Python's int() refuses more than
+# 4,300 digits outright, and orjson and jsonschema-rs refuse anything past 64 bits.
+_INT_CHARS = 100
+
+
+def _shown_tag(tag: str) -> str:
+    # A tag of one's own ('!mine', a URI) is not repeated: it may be anything.
+    return "!!" + tag[len(_CORE):] if tag.startswith(_CORE) else "a tag of its own"
+
+
+def _tag_problem(node: yaml.Node) -> str | None:
+    """Why a value tagged as something JSON cannot hold (!!set, !!binary, !!omap, !!timestamp,
+    a local tag) is refused; None for a plain one."""
+    if node.tag in _PLAIN_TAGS:
+        return None
+    return f"is tagged {_shown_tag(node.tag)}, a kind of value a kit config cannot hold. Remove the tag and write a plain string, number, list or mapping"
+
+
+def _odd_key(node: yaml.MappingNode) -> tuple[yaml.Node, int, str] | None:
+    """The first key of ``node`` that YAML reads as something other than a string (``5``, ``~``,
+    ``yes``, a list): its node, its position and why it is refused. A merge key (``<<``) is one."""
+    for position, (key, _) in enumerate(node.value, 1):
+        if key.tag in (_CORE + "str", _CORE + "merge") and isinstance(key, yaml.ScalarNode):
+            continue
+        if isinstance(key, yaml.ScalarNode) and key.tag.startswith(_CORE) and key.tag[len(_CORE):] in _KEY_KINDS:
+            kind = _KEY_KINDS[key.tag[len(_CORE):]]
+            return key, position, f"is a key YAML reads as {kind}, not as text; every key must be a string. Put the key in quotes"
+        return key, position, "is a key that is not a plain string (a list, a mapping or a tagged value). Write the key as text"
+    return None
+
+
+def _number_problem(node: yaml.ScalarNode) -> str | None:
+    """Why an integer or a number cannot be used: too long, past 64 bits, or not finite."""
+    if node.tag == _CORE + "int":
+        if len(node.value) > _INT_CHARS:
+            return f"is an integer {len(node.value)} characters long, more than any value of a kit needs. Shorten it, or put it in quotes if it is text"
+        try:
+            number = _NUMBERS.construct_yaml_int(node)
+        except ValueError:
+            return "is not an integer Python can read. Shorten it, or put it in quotes if it is text"
+        if not -(2**63) <= number < 2**63:
+            return "is an integer too large for a kit (past 64 bits, which JSON readers cannot hold). Use a smaller one, or put it in quotes if it is text"
+    elif node.tag == _CORE + "float" and not math.isfinite(_NUMBERS.construct_yaml_float(node)):
+        return "is not a finite number (.nan, .inf, or too large to hold), which JSON cannot write. Give a finite number, or put it in quotes if it is text"
+    return None
+
+
+_NUMBERS = yaml.constructor.SafeConstructor()
 
 
 def _text_problem(value: str) -> str | None:

@@ -84,3 +84,55 @@ def test_a_folder_as_kit_yaml_is_still_named_a_folder(tiny):
     os.mkdir("k.yaml")
     with pytest.raises(ConfigError, match="is a folder"):
         load_config("k.yaml")
+
+
+# -- 4. and 5. values JSON cannot hold ------------------------------------------------------
+
+
+def test_an_integer_past_python_s_digit_limit_is_refused_at_its_line(tiny):
+    message = refused(BASE.replace("title: A tiny kit", "title: " + "9" * 5000))
+    assert message.startswith("kit.yaml:2:8: title: is an integer")
+
+
+@pytest.mark.parametrize("value", ["9" * 5000, "0x" + "f" * 5000, "9" * 30, "-9223372036854775809", ".nan", "-.inf", "1.0e+999"])
+def test_numbers_json_cannot_hold_are_refused_where_any_value_may_go(tmp_path, value):
+    """Wherever a schema takes a number (a figure's filter, a rule's own params), it is one JSON
+    can write: no .nan, no .inf, nothing past 64 bits."""
+    path = tmp_path / "any.yaml"
+    path.write_text(f"a:\n  b: [1, {value}]\n")
+    with pytest.raises(ConfigError) as err:
+        load_yaml(path, "any.yaml")
+    assert err.value.message.startswith("any.yaml:2:10: [key #1][key #1][1]: is ")  # no key is public here
+
+
+def test_numbers_json_can_hold_still_load(tmp_path):
+    path = tmp_path / "any.yaml"
+    path.write_text("a: [9223372036854775807, -9223372036854775808, 0x1f, 1.5e+3, 017, 1_000]\n")
+    assert load_yaml(path, "any.yaml").data == {"a": [2**63 - 1, -(2**63), 31, 1500.0, 15, 1000]}
+
+
+@pytest.mark.parametrize(
+    "mapping, kind",
+    [("{5: run}", "an integer"), ("{~: run}", "null"), ("{yes: run}", "a boolean"), ("{1.5: run}", "a number"), ("{[a]: run}", "not a plain string")],
+)
+def test_a_key_that_is_not_a_string_is_refused_at_its_key_path(tiny, mapping, kind):
+    message = refused(BASE.replace("{/home/alice/bench/src: run}", mapping))
+    assert message.startswith("kit.yaml:10:") and "rules[0].with.map[key #1]" in message and kind in message
+
+
+def test_an_integer_key_in_external_digests_is_refused(tiny):
+    message = refused(BASE + "external_digests:\n  1234: x\n")
+    assert message.startswith("kit.yaml:15:3: external_digests[key #1]")
+
+
+@pytest.mark.parametrize("value", ["!!set {a, b}", "!!binary aGVsbG8=", "!!omap [a: 1]", "!!pairs [a: 1]", "!!timestamp 2026-11-09", "!mine x"])
+def test_a_tag_json_cannot_hold_is_refused(tiny, value):
+    message = refused(BASE + f"summary: {value}\n")
+    assert message.startswith("kit.yaml:14:10: summary: is tagged")
+
+
+def test_plain_tags_and_merge_keys_still_load(tiny):
+    text = BASE.replace("title: A tiny kit", "title: !!str 12") + "readme: &r {not_here: x}\nallow: []\n"
+    with open("kit.yaml", "w") as f:
+        f.write(text)
+    assert load_config("kit.yaml").title == "12"
