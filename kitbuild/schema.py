@@ -123,6 +123,10 @@ def _problem(error: jsonschema.ValidationError) -> SchemaProblem:
     return SchemaProblem(path, _describe(error))
 
 
+# What kitbuild's schemas end each '$' of a pattern with (see ecma_pattern).
+_NOT_BEFORE_LF = r"(?!\n)"
+
+
 def _describe(error: jsonschema.ValidationError) -> str:
     # jsonschema's own text echoes the offending value, which may be a private path; name the
     # rule that failed instead and keep the value out of logs.
@@ -141,7 +145,9 @@ def _describe(error: jsonschema.ValidationError) -> str:
     if validator == "type":
         return f"must be of type {error.validator_value}"
     if validator == "pattern":
-        return f"does not have the required form (pattern {error.validator_value})"
+        # '(?!\n)' only keeps Python's '$' from matching before a final line break: not shown.
+        shown = str(error.validator_value).replace(_NOT_BEFORE_LF, "")
+        return f"does not have the required form (pattern {shown})"
     if validator == "maxLength" and isinstance(error.instance, str):
         # A kit folder or name past this breaks file systems and archive tools; say so, and how long.
         return f"is {len(error.instance)} characters long, more than the {error.validator_value} allowed. Choose a shorter one"
@@ -158,12 +164,60 @@ def _describe(error: jsonschema.ValidationError) -> str:
     return error.message
 
 
-def _validator(schema: dict[str, Any]) -> Any:
-    # jsonschema is imported only to word what is wrong with a document that fails: 45 ms of
-    # every command's start otherwise, a fifth of verifying a small kit.
+def ecma_pattern(pattern: str) -> str:
+    """``pattern`` for Python's re as ECMA-262 (JSON Schema's regex dialect, and jsonschema-rs's)
+    reads it: a ``$`` outside a character class ends the text, where Python's also matches
+    before a final line break (so ``^[a-z]+$`` would take ``"run\\n"``)."""
+    out, i, in_class = [], 0, False
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            # A ']' first in a class ('[]...]', '[^]...]') is one of its characters in Python.
+            lead = 2 if pattern.startswith("^", i + 1) else 1
+            if pattern.startswith("]", i + lead):
+                out.append(pattern[i : i + lead + 1])
+                i += lead + 1
+                continue
+        elif char == "$":
+            char = r"\Z"
+        out.append(char)
+        i += 1
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(pattern: str) -> Any:
+    import re
+
+    return re.compile(ecma_pattern(pattern))
+
+
+def _pattern_keyword(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
     import jsonschema
 
-    return jsonschema.Draft202012Validator(schema)
+    if validator.is_type(instance, "string") and not _compiled(pattern).search(instance):
+        yield jsonschema.ValidationError(f"does not match {pattern!r}")
+
+
+@functools.lru_cache(maxsize=1)
+def _validator_class() -> Any:
+    import jsonschema.validators
+
+    return jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _pattern_keyword})
+
+
+def _validator(schema: dict[str, Any]) -> Any:
+    # jsonschema is imported only to word what is wrong with a document that fails: 45 ms of
+    # every command's start otherwise, a fifth of verifying a small kit. Its 'pattern' reads a
+    # regex as jsonschema-rs does (ECMA-262), so the two never disagree on a line break.
+    return _validator_class()(schema)
 
 
 @functools.lru_cache(maxsize=64)
@@ -201,10 +255,23 @@ def first_schema_problem(instance: Any, schema: dict[str, Any]) -> SchemaProblem
     validator = _validator(schema)
     import jsonschema.exceptions
 
-    best = jsonschema.exceptions.best_match(validator.iter_errors(instance))
+    try:
+        best = jsonschema.exceptions.best_match(validator.iter_errors(instance))
+    except RecursionError:  # a rule file's '$ref' that leads back to itself: jsonschema-rs copes
+        best = None
     if best is None:
-        return None
+        # jsonschema-rs refuses what jsonschema takes: never let that pass unreported.
+        return _fast_problem(instance, schema)
     return _problem(best)
+
+
+def _fast_problem(instance: Any, schema: dict[str, Any]) -> SchemaProblem:
+    """jsonschema-rs's first violation of ``instance``, named by its place and keyword only (its
+    own message echoes the value, which may be private)."""
+    for error in _fast(orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)).iter_errors(instance):
+        keyword = next((str(step) for step in reversed(error.schema_path) if isinstance(step, str)), "")
+        return SchemaProblem(list(error.instance_path), f"does not meet the schema's {keyword!r} rule" if keyword else "does not meet the schema")
+    return SchemaProblem([], "does not meet the schema")
 
 
 def first_schema_error(instance: Any, schema: dict[str, Any]) -> tuple[list[str | int], str] | None:

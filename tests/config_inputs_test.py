@@ -86,6 +86,79 @@ def test_a_folder_as_kit_yaml_is_still_named_a_folder(tiny):
         load_config("k.yaml")
 
 
+# -- 2. a trailing line break or CR in a key a pattern checks ------------------------------
+
+PATTERNED = {
+    "kit": ("kit: tiny\n", 'kit: "tiny{}"\n'),
+    "as": ("    as: run\n", '    as: "run{}"\n'),
+    "date": ("date: 2026-11-09\n", 'date: "2026-11-09{}"\n'),
+}
+APPENDED = {
+    "version": 'version: "1.0.0{}"\n',
+    "url": 'url: "https://example.org/kit/{}"\n',
+    "orcid": 'authors:\n  - {{name: X, orcid: "https://orcid.org/0000-0002-1825-0097{}"}}\n',
+    "external_digests": 'external_digests:\n  "{}": the release file\n',
+}
+
+
+@pytest.mark.parametrize("end", ["\\n", "\\r", "\\r\\n"])
+@pytest.mark.parametrize("key", [*PATTERNED, *APPENDED])
+def test_a_line_break_at_the_end_of_a_patterned_value_is_refused(tiny, key, end):
+    if key in PATTERNED:
+        plain, broken = PATTERNED[key]
+        text = BASE.replace(plain, broken.format(end))
+    elif key == "external_digests":
+        text = BASE + APPENDED[key].format("a" * 64 + end)
+    else:
+        text = BASE + APPENDED[key].format(end)
+    message = refused(text)
+    assert ("external_digests" if key == "external_digests" else key) in message
+
+
+@pytest.mark.parametrize("end", ["\\n", "\\r"])
+def test_the_withheld_placeholder_refuses_a_line_break(tiny, end):
+    text = BASE + f'  - use: digest-withheld\n    with: {{placeholder: "withheld{end}"}}\n'
+    assert "rules[2].with.placeholder" in refused(text)
+
+
+def test_every_end_anchored_pattern_refuses_a_final_line_break_in_python_and_rust():
+    """Python's '$' matches before a final line break, ECMA-262's does not: kitbuild checks with
+    both, and each of its schemas says the same to either."""
+    for name in ("config", "figures", "index", "provenance", "rule", "report"):
+        schema = load_schema(name)
+        for pattern in _patterns(schema):
+            if pattern.endswith("$"):
+                assert pattern.endswith("(?!\\n)$"), (name, pattern)
+    from kitbuild.schema import conforms
+
+    schema = {"type": "string", "pattern": "^[a-z]+$"}
+    assert not conforms("run\n", schema)
+    assert first_schema_problem("run\n", schema) is not None  # the describing check agrees
+
+
+@pytest.mark.parametrize(
+    "pattern, text, matches",
+    [("^[a-z]+$", "run\n", False), ("^a\\$$", "a$", True), ("^[$]$", "$", True), ("^[]$]x$", "]x", True), ("^[^]$]x$", "ax\n", False), ("^/", "/a\n", True)],
+)
+def test_a_pattern_is_read_as_ecma_262_reads_it(pattern, text, matches):
+    from kitbuild.schema import ecma_pattern
+
+    assert bool(re.search(ecma_pattern(pattern), text)) is matches
+    assert (first_schema_problem(text, {"type": "string", "pattern": pattern}) is None) is matches
+
+
+def _patterns(node):
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "pattern" and isinstance(value, str):
+                yield value
+            else:
+                yield from _patterns(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _patterns(value)
+
+
 # -- 4. and 5. values JSON cannot hold ------------------------------------------------------
 
 
