@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from kitbuild.errors import ConfigError, RuleError
+from kitbuild.errors import ConfigError
 from kitbuild.rules import BUILTIN_RULES, Rule, builtin_rule, resolve_rule
 from kitbuild.schema import SchemaProblem, first_schema_problem, key_path, load_schema, nearest, property_names, public_key_path
 from kitbuild.yamlfile import YamlDocument, load_yaml, shown_path
@@ -322,7 +322,7 @@ def load_config(path: str | os.PathLike[str] = DEFAULT_CONFIG) -> Config:
             )
         try:
             rule = resolve_rule(use, base)
-        except RuleError as exc:
+        except ConfigError as exc:  # a RuleError, or the rule file's YAML (load_yaml's errors)
             raise ConfigError(f"{doc.where(['rules', i, 'use'])}: rules[{i}].use: {exc.message}") from None
         params = entry.get("with", {})
         problem = first_schema_problem(dict(params), dict(rule.params))

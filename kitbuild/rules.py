@@ -157,7 +157,10 @@ def resolve_rule(use: str, base_dir: Path) -> Rule:
         return builtin_rule(use)
     if "/" in use or use.endswith((".yaml", ".yml")):
         path = Path(use) if Path(use).is_absolute() else base_dir / use
-        if not path.is_file():
-            raise RuleError(f"no rule file at {use!r} (relative to kit.yaml). Give a built-in id ({', '.join(BUILTIN_RULES)}) or the path of a rule file.")
-        return load_rule_file(path, use)
+        if not path.exists():
+            # The path is not repeated: it may be private (a home folder), and CI logs publish
+            # this message; the line it is given at is shown with it.
+            raise RuleError(f"no rule file at the path given here (relative to kit.yaml). Give a built-in id ({', '.join(BUILTIN_RULES)}) or the path of a rule file.")
+        # Named in messages by its file name alone (its stem is the rule's id, which is public).
+        return load_rule_file(path, path.name)
     raise RuleError(f"no such rule: {use!r}. The built-in rules are: {', '.join(BUILTIN_RULES)}; a rule file is named by its path.")

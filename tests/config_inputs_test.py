@@ -159,6 +159,33 @@ def _patterns(node):
             yield from _patterns(value)
 
 
+# -- 3. a missing rule file is not echoed ---------------------------------------------------
+
+
+@pytest.mark.parametrize("use", ["/home/secretuser/rules/r.yaml", "../secretuser/r.yaml", "rules/secretuser.yml"])
+def test_a_missing_rule_file_is_reported_without_its_path(tiny, use):
+    message = refused(BASE.replace("use: box-name-to-role", f"use: {use}"))
+    assert "secretuser" not in message
+    assert "kit.yaml:11:" in message and "rules[1].use" in message and "no rule file" in message
+
+
+def test_a_bad_rule_file_at_a_private_path_is_named_without_it(tiny, tmp_path):
+    secret = tmp_path / "secretuser"
+    secret.mkdir()
+    (secret / "r.yaml").write_text("id: r\nsentence: [\n")
+    message = refused(BASE.replace("use: box-name-to-role", f"use: {secret / 'r.yaml'}"))
+    assert "secretuser" not in message and str(tmp_path) not in message
+    assert "rules[1].use" in message and "r.yaml:3:" in message
+
+
+def test_a_fifo_as_a_rule_file_is_refused_at_its_rules_entry(tiny):
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs here")
+    os.mkfifo("myrule.yaml")
+    message = refused(BASE + "  - use: ./myrule.yaml\n")
+    assert "rules[2].use" in message and "not a regular file" in message
+
+
 # -- 4. and 5. values JSON cannot hold ------------------------------------------------------
 
 

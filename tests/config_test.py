@@ -123,7 +123,7 @@ BAD = {
     ),
     "missing rule file": (
         "sources:\n  - {path: src, as: run}\nrules:\n  - use: ./mine.yaml\n",
-        "kit.yaml:7:10: rules[0].use: no rule file at './mine.yaml' (relative to kit.yaml). Give a built-in id "
+        "kit.yaml:7:10: rules[0].use: no rule file at the path given here (relative to kit.yaml). Give a built-in id "
         "(record-path-to-kit-path, box-name-to-role, digest-withheld) or the path of a rule file.",
     ),
     "missing source": (

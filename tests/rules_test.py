@@ -149,7 +149,7 @@ def test_user_rule_whose_samples_misbehave_is_an_error_naming_it(bench, make_fil
     result = cli("build")
     assert result.exit_code == 2
     assert result.stderr == (
-        "kitbuild: kit.yaml:9:8: rules[0].use: ./person-name-to-role.yaml: rule 'person-name-to-role': its own samples "
+        "kitbuild: kit.yaml:9:8: rules[0].use: person-name-to-role.yaml: rule 'person-name-to-role': its own samples "
         "do not hold:\n  samples.firing[0]: gives 'labelled by annotator.', the sample says 'labelled by someone.'\n"
     )
     assert not (bench / "kit").exists()
