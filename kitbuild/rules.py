@@ -19,8 +19,8 @@ from kitbuild.errors import RuleError
 from kitbuild.matchers import Matcher
 from kitbuild.resources import rules_dir
 from kitbuild.rewrite import Rewriter
-from kitbuild.schema import first_schema_error, key_path, load_schema
-from kitbuild.yamlfile import load_yaml
+from kitbuild.schema import conforms, first_schema_error, key_path, load_schema
+from kitbuild.yamlfile import YamlDocument, load_yaml
 
 # The built-in rules, by id; each id is the name of its file in rules/ (checked on load).
 BUILTIN_RULES = ("record-path-to-kit-path", "box-name-to-role", "digest-withheld")
@@ -120,12 +120,7 @@ def load_rule_file(path: Path, label: str, *, builtin: bool = False) -> Rule:
             f"{doc.where(['id'])}: the rule's id {data['id']!r} must equal its file name without .yaml ({path.stem!r})."
         )
     if not builtin:
-        import jsonschema
-
-        try:
-            jsonschema.Draft202012Validator.check_schema(data["params"])
-        except jsonschema.SchemaError as exc:
-            raise RuleError(f"{doc.where(['params'])}: rule {data['id']!r}: params is not a valid JSON Schema: {exc.message}") from None
+        _check_params_schema(doc, data)
     rule = Rule(
         id=data["id"],
         sentence=data["sentence"].strip(),
@@ -141,6 +136,51 @@ def load_rule_file(path: Path, label: str, *, builtin: bool = False) -> Rule:
         listing = "\n  ".join(problems)
         raise RuleError(f"{label}: rule {rule.id!r}: its own samples do not hold:\n  {listing}")
     return rule
+
+
+# Keywords by which a schema reaches another document: a rule's params may only reach inside itself.
+_REFS = ("$ref", "$dynamicRef", "$recursiveRef")
+_DRAFT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def _outside_refs(node: Any, path: list[str | int]) -> tuple[list[str | int], str] | None:
+    """The first place in a params schema that would make a validator fetch or look up another
+    document (a ``$ref`` to a URL or a file, an ``$id``, a ``$schema`` of another draft), with why."""
+    work: list[tuple[Any, list[str | int]]] = [(node, path)]
+    while work:
+        node, path = work.pop()
+        if isinstance(node, list):
+            work.extend((item, [*path, i]) for i, item in enumerate(node))
+            continue
+        if not isinstance(node, dict):
+            continue
+        for key, value in node.items():
+            if key in _REFS and isinstance(value, str) and not value.startswith("#"):
+                return [*path, key], "refers to a schema outside this file; kitbuild fetches and reads no other schema. Put the schema it names under params' $defs and refer to it as '#/$defs/<name>'"
+            if key == "$id" and isinstance(value, str):
+                return [*path, key], "gives the schema an address of its own, which would make its '#' references point elsewhere. Remove it"
+            if key == "$schema" and isinstance(value, str) and value.rstrip("#") != _DRAFT:
+                return [*path, key], f"names a draft other than {_DRAFT}, the one kitbuild checks params with. Remove it, or name that one"
+            work.append((value, [*path, key]))
+    return None
+
+
+def _check_params_schema(doc: YamlDocument, data: Mapping[str, Any]) -> None:
+    """Refuse a kit's own rule file whose ``params`` is not a JSON Schema kitbuild can check with:
+    not a valid one, one that reaches outside the file, or one whose '#' references lead nowhere."""
+    import jsonschema
+
+    outside = _outside_refs(data["params"], ["params"])
+    if outside:
+        raise RuleError(f"{doc.where(outside[0])}: {key_path(outside[0])}: {outside[1]}.")
+    try:
+        jsonschema.Draft202012Validator.check_schema(data["params"])
+    except jsonschema.SchemaError as exc:
+        raise RuleError(f"{doc.where(['params'])}: rule {data['id']!r}: params is not a valid JSON Schema: {exc.message}") from None
+    try:
+        conforms({}, data["params"])  # compiled whole: each reference is followed once
+    except Exception:  # jsonschema-rs's own error names the reference: report, never crash
+        raise RuleError(f"{doc.where(['params'])}: params: a '$ref' in it names no part of the schema. Make each one name a part of params, such as '#/$defs/<name>'.") from None
 
 
 @functools.lru_cache(maxsize=None)

@@ -236,3 +236,68 @@ def test_plain_tags_and_merge_keys_still_load(tiny):
     with open("kit.yaml", "w") as f:
         f.write(text)
     assert load_config("kit.yaml").title == "12"
+
+
+# -- 7. a rule file's params schema that would reach outside it -----------------------------
+
+RULE = """\
+id: myrule
+sentence: A regex rule.
+docs: {what: x, why: y, example: z}
+matcher:
+  primitive: regex
+  options: {pattern: "box-[a-z]+", replace: "desktop"}
+params:
+  type: object
+  properties:
+    pattern: {type: string}
+    replace: {type: string}
+samples:
+  firing:
+    - input: "box-alice"
+      output: "desktop"
+  not_firing:
+    - input: "nothing"
+"""
+
+
+@pytest.mark.parametrize(
+    "extra, key",
+    [
+        ('  $ref: "http://example.invalid/x.json"\n', 'params["$ref"]'),
+        ('  $ref: "file:///etc/passwd"\n', 'params["$ref"]'),
+        ('  $ref: "other.json#/x"\n', 'params["$ref"]'),
+        ('  $dynamicRef: "https://example.invalid/x"\n', 'params["$dynamicRef"]'),
+        ('  $id: "https://example.invalid/base"\n', 'params["$id"]'),
+        ('  $schema: "https://example.invalid/meta"\n', 'params["$schema"]'),
+        ('  $ref: "#/$defs/missing"\n', "params"),
+        ('  $ref: "#/properties/nothing"\n', "params"),
+    ],
+)
+def test_a_params_schema_that_refers_outside_the_file_is_refused(tiny, extra, key):
+    with open("myrule.yaml", "w") as f:
+        f.write(RULE.replace("params:\n", "params:\n" + extra))
+    message = refused(BASE.replace("use: box-name-to-role\n    with:\n      names: {box-alice: desktop}\n", "use: ./myrule.yaml\n"))
+    assert "rules[1].use" in message and "myrule.yaml:" in message and key in message
+
+
+def test_a_params_schema_with_a_local_ref_still_works(tiny):
+    rule = RULE.replace("    pattern: {type: string}\n", "    pattern: {$ref: '#/$defs/text'}\n")
+    rule = rule.replace("params:\n", "params:\n  $defs: {text: {type: string}}\n")
+    with open("myrule.yaml", "w") as f:
+        f.write(rule)
+    with open("kit.yaml", "w") as f:
+        f.write(BASE.replace("use: box-name-to-role\n    with:\n      names: {box-alice: desktop}\n", "use: ./myrule.yaml\n    with: {pattern: 'box-[a-z]+'}\n"))
+    config = load_config("kit.yaml")
+    assert config.rules[1].rule.id == "myrule"
+    with open("kit.yaml", "w") as f:
+        f.write(BASE.replace("use: box-name-to-role\n    with:\n      names: {box-alice: desktop}\n", "use: ./myrule.yaml\n    with: {pattern: 5}\n"))
+    assert re.search(r"rules\[1\]\.with\.pattern", refused(open("kit.yaml").read()))
+
+
+def test_a_params_schema_whose_ref_loops_is_refused_not_a_recursion(tiny):
+    rule = RULE.replace("params:\n", "params:\n  $defs: {a: {$ref: '#/$defs/a'}}\n").replace("    replace: {type: string}\n", "    replace: {$ref: '#/$defs/a'}\n")
+    with open("myrule.yaml", "w") as f:
+        f.write(rule)
+    message = refused(BASE.replace("use: box-name-to-role\n    with:\n      names: {box-alice: desktop}\n", "use: ./myrule.yaml\n    with: {pattern: 5, replace: x}\n"))
+    assert message.startswith("kit.yaml:12:")
