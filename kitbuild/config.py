@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from kitbuild.errors import ConfigError
+from kitbuild.index import TEMPLATES_DIR, WRITTEN
 from kitbuild.rules import BUILTIN_RULES, Rule, builtin_rule, resolve_rule
 from kitbuild.schema import SchemaProblem, first_schema_problem, key_path, load_schema, nearest, property_names, public_key_path
 from kitbuild.yamlfile import YamlDocument, load_yaml, shown_path
@@ -113,6 +114,11 @@ class Config:
             "external_digests": dict(self.external_digests),
             "not_here": self.not_here,
         }
+
+
+# Every name a build writes at the kit's root (kitbuild.index.WRITTEN, and the folder of a README
+# template): a source's kit folder by one of these names would collide with it.
+_WRITTEN_AT_ROOT = frozenset(name.casefold() for name in (*WRITTEN, TEMPLATES_DIR))
 
 
 def _names_a_file(use: str) -> bool:
@@ -296,6 +302,9 @@ def load_config(path: str | os.PathLike[str] = DEFAULT_CONFIG) -> Config:
         sources.append(
             Source(i, src, src.resolve(), entry["as"], entry.get("about"), tuple(entry.get("include", ())), tuple(entry.get("exclude", ())), given)
         )
+    for s in sources:
+        if s.as_.casefold() in _WRITTEN_AT_ROOT:
+            raise _fail(doc, ["sources", s.index, "as"], "is the name of a file the build writes at the kit's root (or differs from one only in case, which a Windows or macOS disk cannot tell apart). Give the source another 'as'")
     seen: dict[str, int] = {}
     for s in sources:
         if s.as_ in seen:

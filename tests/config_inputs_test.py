@@ -238,6 +238,25 @@ def test_plain_tags_and_merge_keys_still_load(tiny):
     assert load_config("kit.yaml").title == "12"
 
 
+# -- 6. a kit folder named as a file the build writes ---------------------------------------
+
+
+@pytest.mark.parametrize("name", ["croissant.json", "CITATION.cff", "README.md", "SHA256SUMS", "_templates", "Croissant.JSON", "readme.md"])
+def test_a_kit_folder_named_as_a_written_file_is_refused(tiny, name):
+    message = refused(BASE.replace("as: run", f"as: {name}"))
+    assert message.startswith("kit.yaml:6:9: sources[0].as:")
+
+
+@pytest.mark.parametrize("extra", [[], ["--dry-run"]])
+@pytest.mark.parametrize("name", ["croissant.json", "CITATION.cff"])
+def test_build_refuses_a_written_file_name_as_a_kit_folder(tiny, cli, name, extra):
+    with open("kit.yaml", "w") as f:
+        f.write(BASE.replace("as: run", f"as: {name}") + "authors:\n  - name: X\n")
+    result = cli("build", *extra)
+    assert result.exit_code == 2, result.stderr
+    assert "sources[0].as" in result.stderr
+
+
 # -- 7. a rule file's params schema that would reach outside it -----------------------------
 
 RULE = """\
