@@ -210,7 +210,25 @@ def _pattern_keyword(validator: Any, pattern: str, instance: Any, schema: Any) -
 def _validator_class() -> Any:
     import jsonschema.validators
 
-    return jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _pattern_keyword})
+    base = jsonschema.Draft202012Validator
+    # An integer is an int: JSON Schema also takes 2.0, which the code that reads a count (a
+    # figure's k, a list's depth) cannot use as one.
+    strict = base.TYPE_CHECKER.redefine("integer", lambda checker, value: isinstance(value, int) and not isinstance(value, bool))
+    return jsonschema.validators.extend(base, {"pattern": _pattern_keyword}, type_checker=strict)
+
+
+def _integral_float(instance: Any) -> bool:
+    """Whether ``instance`` holds a float with no fraction (2.0): one JSON Schema takes for an integer."""
+    work = [instance]
+    while work:
+        value = work.pop()
+        if isinstance(value, float) and value.is_integer():
+            return True
+        if isinstance(value, dict):
+            work.extend(value.values())
+        elif isinstance(value, list):
+            work.extend(value)
+    return False
 
 
 def _validator(schema: dict[str, Any]) -> Any:
@@ -249,8 +267,10 @@ def schema_errors(instance: Any, schema: dict[str, Any]) -> Iterator[tuple[list[
 
 
 def first_schema_problem(instance: Any, schema: dict[str, Any]) -> SchemaProblem | None:
-    """The best-matching violation (as check-jsonschema reports it), or None."""
-    if conforms(instance, schema):
+    """The best-matching violation (as check-jsonschema reports it), or None. A float with no
+    fraction where the schema wants an integer is one (jsonschema-rs takes it, as the spec does)."""
+    fits = conforms(instance, schema)
+    if fits and not _integral_float(instance):
         return None
     validator = _validator(schema)
     import jsonschema.exceptions
@@ -261,7 +281,7 @@ def first_schema_problem(instance: Any, schema: dict[str, Any]) -> SchemaProblem
         best = None
     if best is None:
         # jsonschema-rs refuses what jsonschema takes: never let that pass unreported.
-        return _fast_problem(instance, schema)
+        return None if fits else _fast_problem(instance, schema)
     return _problem(best)
 
 

@@ -320,3 +320,20 @@ def test_a_params_schema_whose_ref_loops_is_refused_not_a_recursion(tiny):
         f.write(rule)
     message = refused(BASE.replace("use: box-name-to-role\n    with:\n      names: {box-alice: desktop}\n", "use: ./myrule.yaml\n    with: {pattern: 5, replace: x}\n"))
     assert message.startswith("kit.yaml:12:")
+
+
+@pytest.mark.parametrize("value, refused_", [("2.0", True), ("2", False), ("2.5", True)])
+def test_a_float_where_an_integer_is_wanted_is_refused(value, refused_):
+    schema = {"type": "object", "properties": {"k": {"type": "integer", "minimum": 1}, "w": {"type": "number"}}}
+    import yaml
+
+    problem = first_schema_problem(yaml.safe_load(f"{{k: {value}, w: 1.0}}"), schema)
+    assert (problem is not None and problem.path == ["k"] and "integer" in problem.message) is refused_
+
+
+def test_a_figure_s_k_of_2_0_is_refused_at_its_line(tiny):
+    with open("src/rows.ndjson", "w") as f:
+        f.write('{"qid": "q1", "search": ["a", "b"], "gold": ["a"]}\n')
+    text = BASE + "figures:\n  n:\n    recount: every_at_k\n    rows: run/rows.ndjson\n    ranked: /search\n    gold: /gold\n    k: 2.0\n"
+    message = refused(text)
+    assert message.startswith("kit.yaml:20:8: figures.n.k: must be of type integer")
