@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from kitbuild.errors import ConfigError
+from kitbuild.errors import ConfigError, RuleError
 from kitbuild.index import TEMPLATES_DIR, WRITTEN
 from kitbuild.rules import BUILTIN_RULES, Rule, builtin_rule, resolve_rule
 from kitbuild.schema import SchemaProblem, first_schema_problem, key_path, load_schema, nearest, property_names, public_key_path
@@ -220,7 +220,10 @@ def _inside(child: Path, parent: Path) -> bool:
 
 
 def _check_out_against(sources: list[Source] | tuple[Source, ...], out: Path, where: str) -> None:
-    out_real = out.resolve()
+    try:
+        out_real = out.resolve()
+    except (RuntimeError, OSError):  # a symlink loop on the way (RuntimeError before Python 3.13)
+        raise ConfigError(f"{where}: its path goes through a symlink loop, so no kit can be written there. Choose another folder.") from None
     for s in sources:
         if _inside(out_real, s.real):
             raise ConfigError(f"{where}: the kit would be written inside sources[{s.index}] ({s.as_}); kitbuild never writes inside a source. Choose a folder outside it.")
@@ -338,6 +341,11 @@ def load_config(path: str | os.PathLike[str] = DEFAULT_CONFIG) -> Config:
         if problem:
             placed = SchemaProblem(["rules", i, "with", *problem.path], problem.message, problem.unknown_key, problem.allowed, problem.suggestion)
             raise _schema_failure(doc, placed, data, None, "", f" (rule {rule.id!r}; see docs/rules.md, 'Built-in rules')", params, rule.params, f"rules[{i}].with", 3)
+        try:
+            rule.matcher(params)  # a pattern or replacement that cannot work, found before any file is read
+        except RuleError as exc:
+            key = "pattern" if "its pattern" in exc.message else "replace"
+            raise _fail(doc, ["rules", i, "with", key] if key in params else ["rules", i, "use"], f"{exc.message} (rule {rule.id!r})") from None
         rules.append(RuleUse(i, rule, params))
 
     readme = data.get("readme", {})

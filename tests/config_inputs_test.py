@@ -337,3 +337,16 @@ def test_a_figure_s_k_of_2_0_is_refused_at_its_line(tiny):
     text = BASE + "figures:\n  n:\n    recount: every_at_k\n    rows: run/rows.ndjson\n    ranked: /search\n    gold: /gold\n    k: 2.0\n"
     message = refused(text)
     assert message.startswith("kit.yaml:20:8: figures.n.k: must be of type integer")
+
+
+# -- an out that goes through a symlink loop ---------------------------------------------------
+
+
+def test_an_out_through_a_symlink_loop_is_refused_naming_the_key(tiny, cli):
+    os.symlink("loop", tiny / "loop")
+    for args, where in ((["build", "--out", "loop/kit"], "kitbuild: --out: "), (["build"], "kitbuild: kit.yaml:")):
+        text = BASE + ("out: loop/kit\n" if args == ["build"] else "")
+        (tiny / "kit.yaml").write_text(text, encoding="utf-8")
+        result = cli(*args)
+        assert result.exit_code == 2, result.stderr
+        assert result.stderr.startswith(where) and "goes through a symlink loop" in result.stderr

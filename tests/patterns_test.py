@@ -53,6 +53,8 @@ def test_a_pattern_or_template_that_cannot_work_is_refused_before_anything_is_re
     result = cli("build", tmp_path / "kit.yaml")
     assert result.exit_code == 2, result.stderr
     assert says in result.stderr and "Traceback" not in result.stderr
+    key = "pattern" if "pattern" in with_ else "replace"
+    assert result.stderr.startswith(f"kitbuild: {tmp_path / 'kit.yaml'}:") and f": rules[1].with.{key}: " in result.stderr
     assert not (tmp_path / "kit").exists()
 
 
