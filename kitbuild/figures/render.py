@@ -12,6 +12,7 @@ import difflib
 from typing import Any, Iterable, Iterator, Mapping
 
 import jinja2
+from jinja2 import nodes
 from jinja2.sandbox import SandboxedEnvironment
 
 from kitbuild.figures.errors import FigureSpecError
@@ -100,7 +101,20 @@ def text_environment() -> SandboxedEnvironment:
     the pages' bounded one: verify renders the texts a stranger's provenance.json holds."""
     from kitbuild.pages.sandbox import bounded_environment
 
-    return bounded_environment(autoescape=False)
+    # A loader that holds no template: {% include %}, {% import %} and {% extends %} fail as
+    # jinja2's TemplateNotFound (said in words below), not as "no loader", a Python TypeError.
+    return bounded_environment(autoescape=False, loader=jinja2.DictLoader({}))
+
+
+OTHER_TEMPLATES = (
+    "includes, imports or extends another template, which a text kit.yaml writes cannot: its only "
+    "names are the figures; write what it should say in the text itself"
+)
+
+
+def other_templates(tree: nodes.Template) -> bool:
+    """Whether a text's template ``tree`` includes, imports or extends another template."""
+    return next(tree.find_all((nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)), None) is not None
 
 
 def text_fault(exc: Exception, env: SandboxedEnvironment, text: str, names: Iterable[str]) -> str:
@@ -113,12 +127,22 @@ def text_fault(exc: Exception, env: SandboxedEnvironment, text: str, names: Iter
         return f"names {exc.name!r}, which is not a figure" + (f"; did you mean {close[0]!r}?" if close else "")
     if isinstance(exc, jinja2.exceptions.SecurityError):
         return "names something that is not a figure or a part of one (a name starting with '_')"
+    if isinstance(exc, jinja2.TemplateNotFound):
+        return OTHER_TEMPLATES
     fault = describe(exc, env, "<text>", text)
     if isinstance(exc, jinja2.TemplateSyntaxError) and fault.text.startswith("it does not parse"):
         return f"the text does not parse as a template: {exc.message}"
     if isinstance(exc, jinja2.UndefinedError):
         return f"names something that is not a figure or a part of one: {fault.text}"
-    return fault.text if isinstance(exc, jinja2.TemplateSyntaxError) else f"cannot be rendered: {fault.text}"
+    if isinstance(exc, jinja2.TemplateSyntaxError):
+        return fault.text
+    # A text of several lines: which one (a Python failure in an expression says only what kind it was).
+    at = f"line {fault.line} of the text: " if fault.line is not None and "\n" in text.strip() else ""
+    if isinstance(exc, jinja2.TemplateError):  # a limit of the sandbox, a call that failed in jinja2
+        return f"cannot be rendered: {at}{fault.text}"
+    # (Python's failure in an expression: {{ x + 1 }} adds a number to a figure, which is its text.)
+    hint = "; a figure is its printed text: its number is {{ f.value }}" if isinstance(exc, TypeError) else ""
+    return f"cannot be rendered: {at}{fault.text}{hint}"
 
 
 def render_text(text: str, figures: Mapping[str, FigureView], label: str = "page", env: SandboxedEnvironment | None = None) -> str:
@@ -126,10 +150,19 @@ def render_text(text: str, figures: Mapping[str, FigureView], label: str = "page
     ``env`` (one :func:`text_environment` for all of a table's texts, whose limits they share)."""
     env = env or text_environment()
     try:
-        return env.from_string(text).render(figures)
-    except jinja2.TemplateError as exc:
-        raise FigureSpecError(f"{label}: {text_fault(exc, env, text, figures)}") from None
+        tree = env.parse(text)
+        if other_templates(tree):
+            raise FigureSpecError(f"{label}: {OTHER_TEMPLATES}")
+        return env.from_string(tree).render(figures)
+    except FigureSpecError:
+        raise
     except RecursionError:
         # jinja2 parses and compiles by recursion: thousands of nested brackets in one text.
         raise FigureSpecError(f"{label}: the text nests too deeply to be read as a template; write it plainly") from None
+    except MemoryError:
+        raise FigureSpecError(f"{label}: cannot be rendered: it ran out of memory; make it build less") from None
+    except Exception as exc:  # noqa: BLE001 - whatever a text does is its writer's: {{ x + 1 }}, a division by zero
+        # (A page text is the writer's own, as a kit's readme.template is: every failure in it is
+        # said in words, at its key, never an internal error.)
+        raise FigureSpecError(f"{label}: {text_fault(exc, env, text, figures)}") from None
 

@@ -17,7 +17,7 @@ from jinja2 import meta
 from kitbuild.errors import KitbuildError
 from kitbuild.figures.errors import FigureSpecError, Where, locate
 from kitbuild.figures.files import KitFiles, KitReader, Unreadable, row_format
-from kitbuild.figures.render import FigureView, render_text, text_environment, text_fault
+from kitbuild.figures.render import OTHER_TEMPLATES, FigureView, other_templates, render_text, text_environment, text_fault
 from kitbuild.schema import first_schema_error, key_path, load_schema
 
 
@@ -43,6 +43,8 @@ def check_text_names(text: str, names: Collection[str], place: str, env: Any = N
     except RecursionError:
         # jinja2 parses by recursion: thousands of nested brackets in one text.
         raise FigureSpecError(f"{place}: the text nests too deeply to be read as a template; write it plainly") from None
+    if other_templates(parsed):
+        raise FigureSpecError(f"{place}: {OTHER_TEMPLATES}")
     for name in sorted(undeclared):
         if name not in names:
             close = difflib.get_close_matches(name, sorted(names), n=1)
