@@ -16,6 +16,7 @@ from typing import Any, Mapping, Sequence
 from kitbuild.figures.context import DEFAULT_KEY, Context
 from kitbuild.figures.errors import FigureCheckError, FigureError, FigureSpecError, Where, locate
 from kitbuild.figures.files import KitFiles, KitReader
+from kitbuild.figures.numbers import number_problem
 from kitbuild.figures.recount import Recount
 from kitbuild.figures.registry import recount as find_recount
 from kitbuild.figures.value import FIRST_ROWS, Check, Difference, FigureValue
@@ -69,6 +70,10 @@ def validate_figures(spec: Any, where: Where | None = None, prefix: Sequence[str
         problem = first_schema_problem(own, dict(recount.schema))
         if problem:
             raise FigureSpecError(_schema_message(problem, recount, where, [*prefix, name], key_where or where))
+        # What the schema lets through: 1e300 for an integer, .inf or .nan for a number above zero.
+        bad_number = number_problem(recount.name, figure)
+        if bad_number:
+            raise FigureSpecError(f"{locate(where, [*prefix, name, *bad_number[0]])}: {bad_number[1]}")
         refs = [(key, ref) for key, ref in _references(recount, figure)]
         for key, ref in refs:
             if ref not in spec:
