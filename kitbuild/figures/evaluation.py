@@ -9,6 +9,7 @@ and verify can report every one as a finding (:func:`failed_checks`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from fractions import Fraction
 from typing import Any, Mapping, Sequence
@@ -18,6 +19,7 @@ from kitbuild.figures.errors import FigureCheckError, FigureError, FigureSpecErr
 from kitbuild.figures.files import KitFiles, KitReader
 from kitbuild.figures.numbers import number_problem
 from kitbuild.figures.recount import Recount
+from kitbuild.figures.registry import BUILTIN_RECOUNTS
 from kitbuild.figures.registry import recount as find_recount
 from kitbuild.figures.value import FIRST_ROWS, Check, Difference, FigureValue
 from kitbuild.schema import SchemaProblem, first_schema_error, first_schema_problem, key_path, load_schema, nearest
@@ -84,6 +86,40 @@ def validate_figures(spec: Any, where: Where | None = None, prefix: Sequence[str
             _check_part(figure["equals"], spec, recounts, where, [*prefix, name, "equals"])
     _order(spec, recounts, where, prefix)
     return recounts
+
+
+def stored_spec_problem(name: str, spec: Any) -> str | None:
+    """What is wrong with the keys one figure's spec in a kit's provenance.json has, for the
+    pages' derivations and tables, which read them (None: nothing). Only the keys it has: the
+    pages describe a spec with keys missing as it is, and its references are not followed nor a
+    recount this installation lacks looked for (verify's figures check, KB703, reports those)."""
+    at: list[str | int] = ["figures", name]
+    error = first_schema_error({name: spec}, _shape("figures"))
+    if error:
+        return f"{key_path(['figures', *error[0]])}: {error[1]}"
+    recount = BUILTIN_RECOUNTS.get(spec.get("recount", ""))
+    if recount is not None:
+        own = {key: value for key, value in spec.items() if key not in COMMON_KEYS}
+        error = first_schema_error(own, _shape("figures", recount.name))
+        if error:
+            return f"{key_path([*at, *error[0]])}: {error[1]}"
+    bad_number = number_problem(str(spec.get("recount", "")), spec)
+    return f"{key_path([*at, *bad_number[0]])}: {bad_number[1]}" if bad_number else None
+
+
+@functools.lru_cache(maxsize=None)
+def _shape(schema: str, recount: str | None = None) -> dict[str, Any]:
+    """A schema (a built-in recount's, with ``recount``) that checks the keys an object has,
+    not which it must have: every ``required`` left out."""
+
+    def strip(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {key: strip(value) for key, value in node.items() if not (key == "required" and isinstance(value, list))}
+        return [strip(item) for item in node] if isinstance(node, list) else node
+
+    full = load_schema(schema)
+    shaped: dict[str, Any] = strip(full if recount is None else {"$defs": full["$defs"], "$ref": f"#/$defs/recounts/{recount}"})
+    return shaped
 
 
 def _choices(typed: str, names: Sequence[str], what: str) -> str:

@@ -113,7 +113,15 @@ def page_context(provenance: Mapping[str, Any], index: Mapping[str, Any], digest
     if stored or table:  # (the figure modules, and jinja2 with them, only then)
         from kitbuild.figures import render_figures_table, views
         from kitbuild.figures.errors import FigureSpecError
+        from kitbuild.figures.evaluation import stored_spec_problem
 
+        # The tables and derivations below read each spec's keys: a spec a build would refuse
+        # (a tampered kit's) is said to be one, never met as a value of the wrong type.
+        for name, record in stored.items():
+            # (provenance.json's schema requires a spec; the pages read one that is absent as {}.)
+            problem = stored_spec_problem(name, record["spec"]) if "spec" in record else None
+            if problem:
+                raise TemplateError(f"provenance.json: figure {name!r} has a spec a build would refuse, so its pages cannot be rendered: {problem}")
         try:
             figures = views(stored)
             figures_table = render_figures_table(table, figures)
