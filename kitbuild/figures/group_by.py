@@ -7,6 +7,7 @@ McNemar figure the net gain) out of the group's rows that figure counts.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Mapping, Sequence
 
 from kitbuild.figures.context import DEFAULT_KEY, Context
@@ -39,7 +40,10 @@ class GroupBy(Recount):
                 ctx.fail(f"{rows.path}:{entry.row.line}: {spec['by']} is {a_kind(raw)}; a group is named by a string, a number or true/false")
             group_of[entry.key] = ("true" if raw else "false") if isinstance(raw, bool) else str(raw)
         seen = sorted(set(group_of.values()))
-        order = [g for g in spec.get("order", []) if g in seen] + [g for g in seen if g not in spec.get("order", [])]
+        # (A set: a provenance.json's 'order' may list a million groups, each looked for in it.)
+        found, listed = set(seen), set(spec.get("order", []))
+        first = [g for g in spec.get("order", []) if g in found]
+        order = first + [g for g in seen if g not in listed]
 
         cells: dict[str, dict[str, list[Any]]] = {group: {name: [] for name in spec["figures"]} for group in order}
         for name, figure in zip(spec["figures"], figures):
@@ -47,7 +51,8 @@ class GroupBy(Recount):
                 if row_key not in group_of:
                     ctx.fail(f"row {row_key!r} of {name!r} has no row in {rows.path}")
                 cells[group_of[row_key]][name].append(outcome)
-        members = {group: sum(1 for g in group_of.values() if g == group) for group in order}
+        counts = Counter(group_of.values())  # (one pass: a kit's rows may fall in 100,000 groups)
+        members = {group: counts[group] for group in order}
 
         # Hit-or-miss outcomes sum to a count; -1/0/+1 outcomes (a McNemar pairing) to a net gain.
         signed_figures = {n: any(not isinstance(o, bool) for o in (f.outcomes or {}).values()) for n, f in zip(spec["figures"], figures)}
