@@ -69,13 +69,13 @@ def validate_figures(spec: Any, where: Where | None = None, prefix: Sequence[str
         except FigureSpecError as exc:
             raise FigureSpecError(f"{locate(where, [*prefix, name, 'recount'])}: {exc.message}") from None
         own = {key: value for key, value in figure.items() if key not in COMMON_KEYS}
-        problem = first_schema_problem(own, dict(recount.schema))
-        if problem:
-            raise FigureSpecError(_schema_message(problem, recount, where, [*prefix, name], key_where or where))
-        # What the schema lets through: 1e300 for an integer, .inf or .nan for a number above zero.
+        # First, as it says more than the schema's rule: .nan, .inf, 1e300 or 2.0 where a count goes.
         bad_number = number_problem(recount.name, figure)
         if bad_number:
             raise FigureSpecError(f"{locate(where, [*prefix, name, *bad_number[0]])}: {bad_number[1]}")
+        problem = first_schema_problem(own, dict(recount.schema))
+        if problem:
+            raise FigureSpecError(_schema_message(problem, recount, where, [*prefix, name], key_where or where))
         refs = [(key, ref) for key, ref in _references(recount, figure)]
         for key, ref in refs:
             if ref not in spec:

@@ -165,7 +165,7 @@ def test_a_bad_figure_spec_is_a_config_error_at_its_line(bench: Path, cli) -> No
     line = (bench / "kit.yaml").read_text().splitlines().index("    k: 0") + 1
     result = cli("build")
     assert result.exit_code == 2
-    assert result.stderr == f"kitbuild: kit.yaml:{line}:8: figures.hits.k: must be at least 1\n"
+    assert result.stderr == f"kitbuild: kit.yaml:{line}:8: figures.hits.k: 0 is too small; k (how many of the top of the ranked list to look at) is a whole number, 1 or more\n"
 
 
 def test_a_figure_key_that_is_not_a_name_is_shown_by_position(bench: Path, cli) -> None:

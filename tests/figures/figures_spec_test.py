@@ -21,7 +21,7 @@ def message(spec: Any) -> str:
 
 
 def test_schema_errors_name_the_key_path():
-    assert message({"e": {**EVERY, "k": 0}}) == "kit.yaml: figures.e.k: must be at least 1"
+    assert message({"e": {**EVERY, "k": 0}}) == "kit.yaml: figures.e.k: 0 is too small; k (how many of the top of the ranked list to look at) is a whole number, 1 or more"
     # Placed at the key itself; the keys every figure has are among those allowed (and meant).
     assert message({"e": {**EVERY, "depth": 3}}) == (
         "kit.yaml: figures.e.depth: unknown key. The keys allowed here are: about, agrees_with, equals, format, gold, item, k, key, "
