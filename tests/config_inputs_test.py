@@ -336,7 +336,7 @@ def test_a_figure_s_k_of_2_0_is_refused_at_its_line(tiny):
         f.write('{"qid": "q1", "search": ["a", "b"], "gold": ["a"]}\n')
     text = BASE + "figures:\n  n:\n    recount: every_at_k\n    rows: run/rows.ndjson\n    ranked: /search\n    gold: /gold\n    k: 2.0\n"
     message = refused(text)
-    assert message.startswith("kit.yaml:20:8: figures.n.k: must be of type integer")
+    assert message.startswith("kit.yaml:20:8: figures.n.k: 2.0 is not a whole number as written")
 
 
 # -- an out that goes through a symlink loop ---------------------------------------------------
