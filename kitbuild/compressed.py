@@ -221,6 +221,11 @@ class Unpacked:
             self.done = True  # corrupt: what came out before was read
 
     @property
+    def read(self) -> int:
+        """Bytes decompressed so far, of contents closed and open."""
+        return self._read + sum(content.written for content in self.contents)
+
+    @property
     def ended(self) -> bool:
         """Nothing fed from now on is read: the stream ended (what followed it is no member) or
         is corrupt, or the budget is spent."""

@@ -37,7 +37,7 @@ import ahocorasick_rs
 from kitbuild.leakbase64 import COMPRESSED_STARTS, DOCUMENT_STARTS, MAGICS, cores, decoded_hex_run, decoded_run, hex_forms, starts_run
 from kitbuild.leakpass import Pass, automaton, compiled
 from kitbuild.leakviews import ESCAPES, REACH, wide_stretches, UTF8, WIDE, WIDE_BE, WIDE_LE, Encoding, char, forms, same, through, views
-from kitbuild.shapes import ANCHORS, EMAIL, EMAIL_AT, ENCODED_ANCHORS, ESCAPE_LETTERS, FOLD_AFTER, FOLD_BEFORE, LOCAL_CHARS, Shape, after_terminal_code, letter_before, match_start
+from kitbuild.shapes import ANCHORS, EMAIL, EMAIL_AT, ENCODED_ANCHORS, ESCAPE_LETTERS, FOLD_AFTER, FOLD_BEFORE, LOCAL_CHARS, Shape, absolute_through_dots, after_terminal_code, letter_before, match_start
 
 __all__ = ["Leak", "LeakScanner"]
 
@@ -102,8 +102,8 @@ _COMPRESSED = "compressed data's start"
 _STREAM = "a compressed stream's start"
 _HEX = "hex digits"
 
-# (code, raw offset, length, what, encoding, allowed) of a finding before it is settled: an
-# allowed one is kept until then, for the mirror rule (see _settle)
+# (code, raw offset, length, what, encoding, allowed) of a finding before it is settled (an
+# allowed one is kept until then, for the mirror rule: see _settle)
 _Found = tuple[str, int, int, str, Encoding, bool]
 
 
@@ -177,8 +177,7 @@ class LeakScanner:
         self._allow = {encoding: tuple(dict.fromkeys(found)) for encoding, found in allow_forms.items()}
 
     def __getstate__(self) -> dict[str, object]:
-        # The automata do not pickle: a worker process builds its own on first use.
-        return {**self.__dict__, "_tables": {}}
+        return {**self.__dict__, "_tables": {}}  # automata do not pickle: a worker builds its own
 
     # -- settings ------------------------------------------------------------------------------
 
@@ -342,7 +341,7 @@ class LeakScanner:
         for index, start in anchor_hits:
             for shape, back, encoding in tables.anchors[index]:
                 if encoding is UTF8:
-                    self._try(shape, text, start, back, raw, found)
+                    self._try(shape, text, start, back, raw, found, binary)
                 else:
                     for reading, at in ((WIDE_LE[encoding.unit], start), (WIDE_BE[encoding.unit], start - encoding.mirror)):
                         # In binary data an '@' is tried only after a character an address may hold (one in 64 KiB of random bytes is '@\0').
@@ -376,12 +375,9 @@ class LeakScanner:
             return []
         last = len(text) if last is None else last
         if tables.literal_automaton is not None:
-            lowered = text[first:last].lower()
-            found = [(first + start, first + end) for _, start, end in tables.literal_automaton.find_matches_as_indexes(lowered)]
+            found = [(first + start, first + end) for _, start, end in tables.literal_automaton.find_matches_as_indexes(text[first:last].lower())]
         else:
-            if hits is None:
-                hits = tables.search.find(text, first, last)[1]
-            found = hits
+            found = tables.search.find(text, first, last)[1] if hits is None else hits
         if not found:
             return []
         reach = tables.longest - 1
@@ -405,14 +401,14 @@ class LeakScanner:
                     matches.append((literal, start, end))
         return matches
 
-    def _try(self, shape: Shape, text: bytes, anchor: int, back: int | None, raw: Callable[[int], int], found: list[_Found]) -> None:
+    def _try(self, shape: Shape, text: bytes, anchor: int, back: int | None, raw: Callable[[int], int], found: list[_Found], binary: bool = False) -> None:
         """The shape's match at an anchor in UTF-8 text, if any, into ``found``, marked allowed or not."""
         start = match_start(text, anchor, back)
         if start is None:
             return
         m = shape.pattern.match(text, start)
-        span = m.span() if m is not None and not (shape.path and letter_before(text, m.start())) else None
-        if m is None and shape.path and after_terminal_code(text, start):  # matched as if it began the text
+        span = m.span() if m is not None and not (shape.path and letter_before(text, m.start(), binary)) else None
+        if m is None and shape.path and (after_terminal_code(text, start) or shape.home and absolute_through_dots(text, start)):  # as if it began the text
             span = (start, start + m.end()) if (m := shape.pattern.match(text[start : start + 2 * _MAX_LITERAL])) else None
         if span is not None:
             found.append((shape.code, raw(span[0]), span[1] - span[0], shape.what, UTF8, self._allowed(text, *span, UTF8)))
@@ -482,15 +478,19 @@ def _settle(found: list[_Found], lo: int, hi: int) -> list[Leak]:
     what nearly every tool writes (Windows, PowerShell, .NET), so where both readings find the
     same thing the big-endian one is dropped: little-endian text gets its exact offset, and
     big-endian text that can be read both ways one a byte (three bytes) late. An allowed
-    little-endian reading still drops its big-endian twin, whose allow string may not read
-    the same way round (a character above U+00FF before it).
+    little-endian reading still drops a big-endian one it overlaps, which may read less of it
+    (at the text's start, 'ci@x.org' after a byte-order mark reads 'i@x.org' the other way).
     """
-    little = {(code, offset, what, encoding.unit) for code, offset, _, what, encoding, _ in found if encoding.mirror and not encoding.big}
+    little: dict[tuple[str, int], list[tuple[int, int]]] = {}
+    for code, offset, length, _, encoding, _ in found:
+        if encoding.mirror and not encoding.big:
+            little.setdefault((code, encoding.unit), []).append((offset, offset + length * encoding.unit))
     best: dict[tuple[str, int], tuple[int, str]] = {}
     for code, offset, length, what, encoding, allowed in found:
         if allowed or not lo <= offset < hi:
             continue
-        if encoding.big and (code, offset + encoding.mirror, what, encoding.unit) in little:
+        at = offset + encoding.mirror
+        if encoding.big and any(a < at + length * encoding.unit and at < b for a, b in little.get((code, encoding.unit), ())):
             continue
         # Two findings of one code at one offset: the longest says most ('gpu07.lab.example.org'
         # rather than 'gpu07'), then the first description, so the choice is the same every time.

@@ -12,7 +12,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-__all__ = ["ANCHORS", "EMAIL", "EMAIL_AT", "ENCODED_ANCHORS", "ESCAPE_LETTERS", "FOLD_AFTER", "FOLD_BEFORE", "LOCAL_CHARS", "Shape", "after_terminal_code", "letter_before", "local_part_start", "match_start"]
+__all__ = ["ANCHORS", "EMAIL", "EMAIL_AT", "ENCODED_ANCHORS", "ESCAPE_LETTERS", "FOLD_AFTER", "FOLD_BEFORE", "LOCAL_CHARS", "Shape", "absolute_through_dots", "after_terminal_code", "letter_before", "local_part_start", "match_start"]
 
 # Every shape regex is tried only where one of its anchors (a literal every match contains) was
 # found: on clean records the anchors' search runs at gigabytes a second, a regex tried at every
@@ -28,8 +28,6 @@ __all__ = ["ANCHORS", "EMAIL", "EMAIL_AT", "ENCODED_ANCHORS", "ESCAPE_LETTERS", 
 # does a byte-order mark (a file Notepad saved, whose first line is a path: its UTF-16 and
 # UTF-32 forms fold to a space, see leakviews.Encoding.fold), and one more '/' before it
 # ('//home/ada', as a join of '/' and '/home/ada' prints it), not after a URL's scheme.
-# A home folder also after '..' ('/opt/app/../../home/ada'); not another mount, as '../data/x'
-# is the relative path records print most.
 _AFTER_ESCAPE = rb"(?<=\\[nrtbf])"
 ESCAPE_LETTERS = frozenset(b"nrtbf")
 _PATH_CHAR = rb"A-Za-z0-9_.~/-"
@@ -37,7 +35,6 @@ _PATH_START = (
     rb"(?:" + _AFTER_ESCAPE + rb"|(?<=\xef\xbb\xbf)|(?<=(?<![" + _PATH_CHAR + rb":])/)"
     rb"|(?<![" + _PATH_CHAR + rb"])(?<!(?<![" + _PATH_CHAR + rb"])[A-Za-z]:))"
 )
-_AFTER_DOTS = rb"(?:(?<=\.\.)|" + _PATH_START + rb")"
 # One name after the mount: the characters file names use in practice (any non-ASCII byte
 # included, so '/home/josé' is found whole), at most 255 bytes (the longest name most file
 # systems allow; a longer run still fires on its first 255), never ending in '.', which closes
@@ -48,8 +45,8 @@ _MOUNTS = ("home", "Users", "root", "mnt", "scratch", "data", "srv", "work", "nf
 
 _EMAIL_LOCAL = rb"A-Za-z0-9._%+-"
 _EMAIL_DOMAIN = rb"@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,8}[A-Za-z]{2,63}(?![A-Za-z0-9-])"
-# With leading zeros too ('192.168.001.005'), which ping and inet_aton read as the same address.
-_OCTET = rb"(?:25[0-5]|2[0-4][0-9]|[01]?[0-9]?[0-9])"
+# Without leading zeros: '10.05.30.123' is a time of day in a log, 'BIOS 10.00.00.01' a version.
+_OCTET = rb"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,12 +64,14 @@ class Shape:
     text_only: bool = False
     # A path, which starts where no letter does (see letter_before and after_terminal_code).
     path: bool = False
+    # A home folder, which counts after '..' too in an absolute path (see absolute_through_dots).
+    home: bool = False
 
 
 def _mount(mount: str) -> Shape:
     # '/home//ada' and '/home/./ada' are /home/ada.
-    pattern = (_AFTER_DOTS if mount in ("home", "Users") else _PATH_START) + b"/" + mount.encode() + rb"/(?:/|\./)*" + _NAME
-    return Shape("KB501", f"a private path (/{mount}/…)", re.compile(pattern), path=True)
+    pattern = _PATH_START + b"/" + mount.encode() + rb"/(?:/|\./)*" + _NAME
+    return Shape("KB501", f"a private path (/{mount}/…)", re.compile(pattern), path=True, home=mount in ("home", "Users"))
 
 
 _SHAPES_BY_MOUNT = {mount: _mount(mount) for mount in _MOUNTS}
@@ -93,9 +92,11 @@ EMAIL = Shape(
 _IPV4 = Shape(
     "KB503",
     "a private IPv4 address",
-    # Not part of a longer dotted number: '1.10.0.0.5' is a version, not an address.
+    # Not part of a longer dotted number: '1.10.0.0.5' is a version, not an address. Nor a
+    # range's own first address ('10.0.0.0/8' in a config, a .NET assembly's version 10.0.0.0):
+    # it names no machine.
     re.compile(
-        rb"(?<![0-9.])(?:10(?:\." + _OCTET + rb"){3}|172\.(?:1[6-9]|2[0-9]|3[01])(?:\." + _OCTET + rb"){2}"
+        rb"(?<![0-9.])(?!(?:10\.0\.0\.0|172\.16\.0\.0|192\.168\.0\.0)(?![0-9]|\.[0-9]))(?:10(?:\." + _OCTET + rb"){3}|172\.(?:1[6-9]|2[0-9]|3[01])(?:\." + _OCTET + rb"){2}"
         rb"|192\.168(?:\." + _OCTET + rb"){2})(?![0-9]|\.[0-9])"
     ),
     text_only=True,
@@ -156,17 +157,34 @@ def match_start(text: bytes, anchor: int, back: int | None) -> int | None:
     return anchor - back if anchor >= back else None
 
 
-def letter_before(text: bytes, start: int) -> bool:
-    """Whether a non-ASCII letter, digit or mark ends right before ``start`` in UTF-8 (past the
-    one extra '/' a path may start with): 'données/home/x' is a relative path. Any other byte
-    above ASCII lets a path start: a typographic quote, a no-break space, a full-width colon or
-    an arrow in text; a length or type byte in a binary format (msgpack, pickle)."""
+def letter_before(text: bytes, start: int, binary: bool = False) -> bool:
+    """Whether a non-ASCII letter ends right before ``start`` (past the one extra '/' a path may
+    start with): 'données/home/x' is a relative path. In text, a letter, digit or mark in UTF-8,
+    or a byte that is no UTF-8 (a letter of Latin-1 or GBK text, as a legacy Windows log writes
+    'généré/data/x'); any other character lets a path start: a typographic quote, a no-break
+    space, a full-width colon, an arrow. In binary data no byte above ASCII is a letter: it is a
+    length or type byte (msgpack's 0xd9 and length read as an Arabic letter in UTF-8)."""
     if start > 0 and text[start - 1] == 0x2F:
         start -= 1
-    if start == 0 or text[start - 1] < 0x80:
+    if start == 0 or text[start - 1] < 0x80 or binary:
         return False
-    last = text[max(0, start - 4) : start].decode("utf-8", "replace")[-1]
-    return last != "\ufffd" and unicodedata.category(last)[0] in "LNM"
+    category = unicodedata.category(text[max(0, start - 4) : start].decode("utf-8", "surrogateescape")[-1])
+    return category[0] in "LNM" or category == "Cs"  # (a byte that is no UTF-8 decodes to a lone surrogate)
+
+
+_PATH_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.~/-")
+
+
+def absolute_through_dots(text: bytes, start: int) -> bool:
+    """Whether text[:start] ends with '..' in an absolute path ('/opt/app/../../home/ada' is
+    /home/ada); a relative one ('../home/x', an app's '../home/home.component'), a URL's path
+    and 'loading...' are not."""
+    if not text.endswith(b"..", 0, start):
+        return False
+    at = start
+    while at > 0 and text[at - 1] in _PATH_BYTES:
+        at -= 1
+    return text[at] == 0x2F and (at == 0 or text[at - 1] != 0x3A)
 
 
 # How a record writes the escape that starts a terminal's control sequence: the byte itself, and

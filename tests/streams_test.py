@@ -88,6 +88,19 @@ def test_a_magic_found_by_chance_gives_nothing_and_costs_little():
     assert time.process_time() - began < 20  # about 1 s; a reader per magic left open would be minutes
 
 
+def test_a_zstandard_magic_found_by_chance_that_asks_for_a_huge_window_is_passed_over():
+    # Once in 4 GiB of a JPEG's or a video's bytes; the bytes after it read as a frame header
+    # that asks for more than 128 MiB as often as not.
+    header = b"\x28\xb5\x2f\xfd" + bytes([0x00, 0xF8])  # no single segment, window 2^(10+31)
+    noise = random.Random(5).randbytes(3000)
+    assert found("photo.jpg", b"\xff\xd8\xff\0" + noise + header + noise) == []
+    # A real one that asks for little is read.
+    import zstandard
+
+    data = b"\0" * 600 + zstandard.ZstdCompressor().compress(TEXT) + noise
+    assert [code for code, _, _ in found("r.bin", data)] == ["KB501"]
+
+
 def test_a_stream_that_passes_the_bounds_is_reported(monkeypatch):
     monkeypatch.setattr(compressed, "FLOOR", 1 << 20)
     data = tarred(("bomb.gz", gzip.compress(b"\0" * (4 << 20), mtime=0)))
