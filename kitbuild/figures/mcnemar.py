@@ -3,12 +3,13 @@
 With b rows only ``a`` hit and c rows only ``b`` hit, the exact two-sided p is
 ``min(1, 2 * sum(C(b + c, i) for i <= min(b, c)) / 2 ** (b + c))``: the binomial test of b
 against n = b + c at one half. It is computed with integers and one Fraction, so it is exact
-whatever n is, and prints the same on every machine.
+whatever n is, and prints the same on every machine. Each binomial coefficient comes from the
+one before it (one multiplication and one division by a small number), not afresh: with
+math.comb for each, 10,000 discordant rows took 6 s and 100,000 would have taken hours.
 """
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 from typing import Any, Mapping, Sequence
 
@@ -19,10 +20,13 @@ from kitbuild.figures.value import FigureValue
 
 def mcnemar_exact_p(b: int, c: int) -> Fraction:
     """The exact two-sided McNemar p for discordant counts ``b`` and ``c``; 1 when both are 0."""
-    n = b + c
-    if n == 0:
+    n, k = b + c, min(b, c)
+    if 2 * k >= n:  # b == c (or none at all): the tail holds half the mass or more
         return Fraction(1)
-    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1))
+    term = tail = 1  # C(n, 0)
+    for i in range(k):
+        term = term * (n - i) // (i + 1)  # C(n, i + 1), exactly
+        tail += term
     return min(Fraction(1), Fraction(2 * tail, 2**n))
 
 
