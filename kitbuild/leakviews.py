@@ -298,11 +298,18 @@ def _unwrap(m: re.Match[bytes]) -> bytes:
     return b""
 
 
+# A path with an extra '/' or a '/./' inside it ('$ROOT/' joined to '/lme' prints
+# '/opt/bench//lme') is the same path to the system: a view leaves the extra out, so a private
+# path the config names is found whatever slashes join its parts. Only after a path's character:
+# not a URL's '//' (after ':'), nor a '// comment' (after a space).
+_SLASHES = re.compile(rb"(?<=[A-Za-z0-9_.~-])/+(?=/)|/\.(?=/)")
+
+
 # The escapes a view decodes, each with its decoding.
-ESCAPES = ((_JSON_ESCAPE, _json_decode), (_PERCENT, _byte), (_HTML_REFERENCE, _html_decode), (_HEX_ESCAPE, _byte), (_WRAP, _unwrap))
+ESCAPES = ((_JSON_ESCAPE, _json_decode), (_PERCENT, _byte), (_HTML_REFERENCE, _html_decode), (_HEX_ESCAPE, _byte), (_WRAP, _unwrap), (_SLASHES, _unwrap))
 # Each kind of escape as hyperscan finds it (any \\u escape, \\/, a %XX, a character
-# reference's start or a named one, a \\x escape, a line end after 40 letters of base64; the
-# last two only in text, see leakpass.Pass), with its longest
+# reference's start or a named one, a \\x escape, a line end after 40 letters of base64, an
+# extra slash in a path; the last three only in text, see leakpass.Pass), with its longest
 # length: hyperscan gives where a match ends, and a span from that far back holds the escape (the
 # rest of a numeric reference, and a wrapped line's indentation, are within _LONGEST after it).
 # The search runs in the leak scanner's one pass over the data (kitbuild.leakpass).
@@ -314,6 +321,7 @@ ESCAPE_FINDS = (
     # (where the line ends: hyperscan's search for what may follow, indentation and a letter,
     # ran at a fifth of the speed; the view's regex checks it, within _LONGEST after the end)
     (_B64_LETTER + rb"{40}" + _LINE_END, 40 + 4),
+    (rb"[A-Za-z0-9_.~-]//|/\./", 3),
 )
 _LONGEST = 12  # the longest escape: a surrogate pair
 

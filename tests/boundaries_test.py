@@ -140,3 +140,23 @@ def test_a_private_ranges_first_address_names_no_machine(text, encoding):
 @pytest.mark.parametrize("text", ["1.10.000.000.5", "10.0001.0.1", "192.168.0.1000"])
 def test_a_longer_dotted_number_is_no_address(text):
     assert [code for code, _ in found(f"v {text}\n".encode(), VERIFY)] == []
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    ["/opt/bench//lme/a0/rows.tsv", "/opt/bench/./lme/a0/rows.tsv", "/opt//bench///lme/x", "/opt/./bench/.//lme/x"],
+)
+def test_a_private_path_with_extra_slashes_or_dot_parts_is_found(spelling):
+    # '$ROOT/' joined to '/lme' prints the source's path with a '//' in it: the same path.
+    from kitbuild.leaks import LeakScanner
+
+    scanner = LeakScanner({"/opt/bench/lme": "the private path of sources[0] (lme)"})
+    assert [leak.code for leak in scanner.scan(f"root: {spelling}\n".encode(), binary=False)] == ["KB901"]
+
+
+@pytest.mark.parametrize("text", ["see https://example.org//opt/bench/x", "x = 1 // /opt/bench comment", "/opt/bench/../lme"])
+def test_a_urls_or_a_comments_slashes_join_no_private_path(text):
+    from kitbuild.leaks import LeakScanner
+
+    scanner = LeakScanner({"/opt/bench/lme": "the private path of sources[0] (lme)"})
+    assert scanner.scan(text.encode(), binary=False) == []
