@@ -322,7 +322,10 @@ def verify_command(
     from kitbuild.progress import progress_for
     from kitbuild.verify_report import verify_github, verify_json, verify_text
 
-    fmt = "json" if as_json else check_format(format)
+    fmt = check_format(format)
+    if as_json and fmt not in ("text", "json"):  # 'text' is the default: --json alone says json
+        raise KitbuildError(f"--json says json and --format says {fmt}; give one of them.")
+    fmt = "json" if as_json else fmt
     with progress_for(fmt, quiet) as progress:
         report = verify(kit, jobs=jobs, progress=progress, digest=digest, timeout=timeout)
     if fmt == "json":

@@ -159,6 +159,9 @@ def publish(kit: str | os.PathLike[str], fmt: str = "tar.gz", out: str | os.Path
     for path in (target, checksum):
         if path.is_dir():
             raise KitbuildError(f"--out: {path.name} is a folder; the archive and its .sha256 file go there. Give another file name.")
+    if target.exists() and not target.name.endswith((suffix, ".tgz") if fmt == "tar.gz" else suffix):
+        # An earlier archive is replaced; a file that is none (a kit.yaml given by mistake) is not.
+        raise KitbuildError(f"--out: {target.name} exists and is no {suffix} archive, so it is not replaced. Give the archive's file name, ending in {suffix}.")
     target.parent.mkdir(parents=True, exist_ok=True)
     existed = target.exists()
     if fmt == "tar.gz":

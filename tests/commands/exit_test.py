@@ -260,3 +260,15 @@ def test_an_out_that_is_a_symlink_gets_the_kit_where_it_leads_and_stays_a_link(b
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "link").is_symlink() and (real / "index.json").is_file()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "real-kit"]
+
+
+def test_json_and_another_format_at_once_is_exit_2(bench: Path) -> None:
+    done = kitbuild("verify", "kit", "--json", "--format", "github", cwd=bench)
+    assert done.returncode == 2 and done.stderr == b"kitbuild: --json says json and --format says github; give one of them.\n"
+
+
+def test_publish_never_replaces_a_file_that_is_no_archive(bench: Path) -> None:
+    before = (bench / "kit.yaml").read_bytes()
+    done = kitbuild("publish", "kit", "--out", "kit.yaml", cwd=bench)
+    assert done.returncode == 2 and b"kit.yaml exists and is no .tar.gz archive" in done.stderr
+    assert (bench / "kit.yaml").read_bytes() == before and not (bench / "kit.yaml.sha256").exists()
