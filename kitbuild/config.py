@@ -231,6 +231,8 @@ def _check_out_against(sources: list[Source] | tuple[Source, ...], out: Path, wh
             raise ConfigError(f"{where}: sources[{s.index}] ({s.as_}) lies inside it, and a build replaces that folder. Choose a folder outside it.")
 
 
+TEMPLATE_MAX = 1 << 20
+
 # A build stages the kit beside its folder under a longer name (".<name>.kitbuild-XXXXXXXX"), so
 # the folder's own name must leave room below the usual 255-byte limit of a file name.
 OUT_NAME_MAX = 200
@@ -353,7 +355,10 @@ def load_config(path: str | os.PathLike[str] = DEFAULT_CONFIG) -> Config:
     if "template" in readme:
         template = base / readme["template"]
         if not template.is_file():
-            raise _fail(doc, ["readme", "template"], "no such template file (relative to kit.yaml)")
+            why = "is not a regular file (a folder, a pipe or a device)" if template.exists() else "no such template file (relative to kit.yaml)"
+            raise _fail(doc, ["readme", "template"], why)
+        if template.stat().st_size > TEMPLATE_MAX:  # read whole by the build: a page's template is a few KiB
+            raise _fail(doc, ["readme", "template"], f"is larger than {TEMPLATE_MAX >> 20} MiB; give the page's template, not data")
 
     # Checked here, before any file is read, so a typo stops at its kit.yaml line (exit 2); whether
     # the kit's files can back each figure is the build's question (exit 1).

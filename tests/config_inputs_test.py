@@ -350,3 +350,18 @@ def test_an_out_through_a_symlink_loop_is_refused_naming_the_key(tiny, cli):
         result = cli(*args)
         assert result.exit_code == 2, result.stderr
         assert result.stderr.startswith(where) and "goes through a symlink loop" in result.stderr
+
+
+# -- readme.template: a regular file of a page's size -----------------------------------------
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_template_that_is_a_fifo_is_named_so_not_missing(tiny):
+    os.mkfifo("page.j2")
+    assert refused(BASE + "readme:\n  template: page.j2\n").endswith("readme.template: is not a regular file (a folder, a pipe or a device)")
+
+
+def test_a_template_past_a_mib_is_refused_before_it_is_read(tiny):
+    with open("page.j2", "wb") as f:
+        f.truncate((1 << 20) + 1)
+    assert refused(BASE + "readme:\n  template: page.j2\n").endswith("readme.template: is larger than 1 MiB; give the page's template, not data")
