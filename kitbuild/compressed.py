@@ -190,9 +190,11 @@ class Unpacked:
             self._push = self._reader.push
         else:
             content = self._open(f"its {kind} content", make_inner)
-            if kind != "zstandard":
-                self._reader = _Members(kind)
-            decode = _zstandard() if kind == "zstandard" else self._reader.push  # type: ignore[union-attr]
+            if kind == "zstandard":
+                decode = _zstandard()
+            else:
+                self._reader = members = _Members(kind)
+                decode = members.push
             self._push = lambda data: decode(data, content.write)
 
     def _open(self, label: str, make_inner: Callable[[], Inner]) -> _Content:

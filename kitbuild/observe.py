@@ -335,7 +335,7 @@ class Observer:
         if not obs.binary and not self._written:
             exact, longer = digest_starts(window)
             starts = exact[bisect.bisect_left(exact, lo) : bisect.bisect_left(exact, hi)]
-            if any(lo <= s < hi for s in longer) or any(window.find(p, lo, hi + 6) >= 0 for p in (b"sha256-", b"sha256=")):
+            if not obs.hidden_digest and (any(lo <= s < hi for s in longer) or any(window.find(p, lo, hi + 6) >= 0 for p in (b"sha256-", b"sha256="))):
                 obs.hidden_digest = True
         if starts:
             # The work per digest stays in C (slices, Counter, dict): a record may print one on
