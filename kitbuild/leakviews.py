@@ -266,8 +266,18 @@ def _byte(m: re.Match[bytes]) -> bytes:
 
 
 # '\xHH', as C, Python, JavaScript and a YAML double-quoted string spell a byte: '/home' written
-# '\x2fhome' is '/home' to each of them.
-_HEX_ESCAPE = re.compile(rb"\\x([0-9a-fA-F]{2})")
+# '\x2fhome' is '/home' to each of them. And the other ways source code spells a character:
+# '\u{2f}' (JavaScript, Rust, Swift), '\U0000002f' (Python, C, YAML) and octal '\057' (C, a
+# shell's printf, git's quoted file names).
+_HEX_ESCAPE = re.compile(rb"\\(?:x([0-9a-fA-F]{2})|u\{([0-9a-fA-F]{1,6})\}|U([0-9a-fA-F]{8})|([0-3][0-7]{2}))")
+
+
+def _code_point(m: re.Match[bytes]) -> bytes:
+    hexa, braced, long, octal = m.groups()
+    if hexa or octal:
+        return bytes((int(hexa, 16) if hexa else int(octal, 8),))
+    code = int(braced or long, 16)
+    return chr(code).encode("utf-8", "replace") if code < 0x110000 else m.group()
 
 
 # HTML and XML character references: a page or report that escapes '/' as '&#x2F;' (as some
@@ -277,7 +287,8 @@ _HEX_ESCAPE = re.compile(rb"\\x([0-9a-fA-F]{2})")
 # over random bytes from 0.35 to 0.89 ms a MB; these, to 0.41.)
 _ASCII_NAMES = sorted(name[:-1] for name, text in html.entities.html5.items() if name.endswith(";") and len(text) == 1 and ord(text) < 128)
 _NAMED = b"|".join(name.encode() for name in _ASCII_NAMES)
-_HTML_REFERENCE = re.compile(rb"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|(?:" + _NAMED + rb"));")
+# (A numeric one without its ';' too: a browser reads '&#47home' as '/home'.)
+_HTML_REFERENCE = re.compile(rb"&(?:#[0-9]{1,7};?|#[xX][0-9a-fA-F]{1,6};?|(?:" + _NAMED + rb");)")
 
 
 def _html_decode(m: re.Match[bytes]) -> bytes:
@@ -306,7 +317,7 @@ _SLASHES = re.compile(rb"(?<=[A-Za-z0-9_.~-])/+(?=/)|/\.(?=/)")
 
 
 # The escapes a view decodes, each with its decoding.
-ESCAPES = ((_JSON_ESCAPE, _json_decode), (_PERCENT, _byte), (_HTML_REFERENCE, _html_decode), (_HEX_ESCAPE, _byte), (_WRAP, _unwrap), (_SLASHES, _unwrap))
+ESCAPES = ((_JSON_ESCAPE, _json_decode), (_PERCENT, _byte), (_HTML_REFERENCE, _html_decode), (_HEX_ESCAPE, _code_point), (_WRAP, _unwrap), (_SLASHES, _unwrap))
 # Each kind of escape as hyperscan finds it (any \\u escape, \\/, a %XX, a character
 # reference's start or a named one, a \\x escape, a line end after 40 letters of base64, an
 # extra slash in a path; the last three only in text, see leakpass.Pass), with its longest
@@ -317,7 +328,7 @@ ESCAPE_FINDS = (
     (rb"\\u[0-9a-fA-F]{4}|\\/", 6),
     (rb"%[0-9A-Fa-f]{2}", 3),
     (rb"&(?:#[0-9xX]|(?:" + _NAMED + rb");)", 2 + max(map(len, _ASCII_NAMES))),
-    (rb"\\x[0-9a-fA-F]{2}", 4),
+    (rb"\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]|U[0-9a-fA-F]{8}|[0-3][0-7]{2})", 10),
     # (where the line ends: hyperscan's search for what may follow, indentation and a letter,
     # ran at a fifth of the speed; the view's regex checks it, within _LONGEST after the end)
     (_B64_LETTER + rb"{40}" + _LINE_END, 40 + 4),

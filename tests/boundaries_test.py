@@ -160,3 +160,27 @@ def test_a_urls_or_a_comments_slashes_join_no_private_path(text):
 
     scanner = LeakScanner({"/opt/bench/lme": "the private path of sources[0] (lme)"})
     assert scanner.scan(text.encode(), binary=False) == []
+
+
+SPELLINGS = {
+    "JavaScript's \\u{2f}": lambda s: s.replace("/", "\\u{2f}").replace("g", "\\u{67}"),
+    "Python's \\U0000002f": lambda s: s.replace("/", "\\U0000002f").replace("g", "\\U00000067"),
+    "C's octal \\057": lambda s: s.replace("/", "\\057").replace("g", "\\147"),
+    "HTML's &#47 without ';'": lambda s: s.replace("/", "&#47").replace("g", "&#103"),
+}
+
+
+@pytest.mark.parametrize("spell", SPELLINGS.values(), ids=SPELLINGS)
+@pytest.mark.parametrize("secret, code", [("/home/bob/runs", "KB501"), ("gpu07", "KB901")])
+def test_a_secret_in_source_codes_other_escapes_is_found(spell, secret, code):
+    from leaks_test import BUILD
+
+    text = f'log("ran {spell(secret)} ok")\n'.encode()
+    assert code in [c for c, _ in found(text, BUILD)]
+
+
+@pytest.mark.parametrize("text", [b"C:\\data\\123\\run.txt", b"printf '%s\\n' \\101\\102", b"\\u{d800} \\U00110000 x", b"&#4712;&#1234567"])
+def test_other_escapes_decode_to_nothing_private_by_chance(text):
+    from leaks_test import BUILD
+
+    assert found(text, BUILD) == []
