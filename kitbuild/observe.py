@@ -37,6 +37,7 @@ from kitbuild.index import WRITTEN
 from kitbuild.leaks import Leak, LeakScanner
 from kitbuild.lines import BLOCK_SIZE
 from kitbuild.pairs import json_pairs
+from kitbuild.tarlayout import TarLayout, is_tar, scan as tar_scan
 
 FIRST_READ = 64 << 10
 # A NUL byte in a file's first 8 KiB makes it binary: never rewritten, and searched only for
@@ -211,6 +212,7 @@ class Observer:
         self._hash: BlockHasher | None = BlockHasher() if inside is None else None
         self._unpacked: Unpacked | None = None
         self._embedded: Embedded | None = None  # compressed data in base64 (kitbuild.embedded)
+        self._tar: TarLayout | None = None
         self._format = format_of(path)
         # The files a build writes about the kit (index.json, SHA256SUMS, croissant.json...)
         # print a digest for every file: their own checks compare each with the file, and no
@@ -261,6 +263,7 @@ class Observer:
         kind = compression_of(head)
         if kind is not None and self._depth < DEPTH:
             self._unpacked = Unpacked(kind, *self._layer())
+        self._tar = TarLayout() if self.obs.binary and kind is None and is_tar(head) else None  # (kitbuild.tarlayout)
 
     def _layer(self) -> tuple[Callable[[], Observer], Budget, bool]:
         """What a layer inside this file needs (kitbuild.compressed, kitbuild.embedded): a fresh
@@ -364,7 +367,7 @@ class Observer:
         # Compressed data inside the file (kitbuild.embedded); a compressed file's own bytes are
         # its stream's, which kitbuild.compressed reads (a stored member of a zip too).
         compressed: list[int] | None = [] if self._depth < DEPTH and not (obs.binary and self._unpacked) else None
-        for leak in plan.scanner.scan(window, binary=obs.binary, lo=lo, hi=hi, compressed=compressed):
+        for leak in tar_scan(plan.scanner, window, base, lo, hi, obs.binary, compressed, self._tar):
             obs.leaks.append(Leak(leak.code, base + leak.offset, leak.what))
         if compressed and self._embedded is None:
             self._embedded = Embedded(*self._layer(), binary=obs.binary)

@@ -132,3 +132,69 @@ def test_build_refuses_a_tar_of_gz_logs_and_verify_finds_it_in_a_kit(tmp_path, c
     report = cli("verify", tmp_path / "kit")
     assert report.exit_code == 1
     assert "KB501 r/ok.json:1: column 513: in the compressed data here, in its gzip content at line 2, column 7: a private path (/home/…)" in report.stdout
+
+
+# -- a tar's text members are read as text (kitbuild.tarlayout) --------------------------------
+
+LOG = b"job by carol@example.org on 10.1.2.3\n"
+
+
+def tar_of(members, fmt=tarfile.USTAR_FORMAT) -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format=fmt) as tar:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("fmt", [tarfile.USTAR_FORMAT, tarfile.GNU_FORMAT, tarfile.PAX_FORMAT])
+def test_an_e_mail_and_an_address_in_a_tars_text_member_are_found_and_not_in_its_binary_ones(fmt):
+    noise = random.Random(3).randbytes(200_000)
+    data = tar_of([("noise.bin", noise), ("run.log", b"ok\n" * 3000 + LOG), ("dump.bin", b"\0" + LOG), ("long/" + "d" * 120 + "/x.log", LOG)], fmt)
+    leaks = found("logs.tar", data)
+    first, second = data.find(b"ok\nok\n") + 9000, data.rfind(LOG)
+    assert [(code, offset) for code, offset, _ in leaks] == [("KB502", first + 7), ("KB503", first + 28), ("KB502", second + 7), ("KB503", second + 28)]
+    def at(offset: int) -> str:
+        line, column = data.count(b"\n", 0, offset) + 1, offset - data.rfind(b"\n", 0, offset)
+        return f"line {line}, column {column}"
+
+    assert found("logs.tar.gz", gzip.compress(data, mtime=0)) == [
+        (code, -1, f"in its gzip content at {at(start + shift)}: {what}")
+        for start in (first, second)
+        for code, shift, what in (("KB502", 7, "an e-mail address"), ("KB503", 28, "a private IPv4 address"))
+    ]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 5000))
+def test_a_tar_read_in_blocks_of_any_size_gives_what_it_gives_whole(block):
+    data = tar_of([(f"f{i}.log", b"line %d\n" % i * (i * 37 % 300)) for i in range(40)] + [("z.log", LOG)])
+    assert found("r.tar", data, block) == found("r.tar", data) != []
+
+
+def test_a_tar_of_many_small_text_files_is_read_in_bounded_time():
+    data = tar_of([(f"f{i}.log", b"ok %d\n" % i) for i in range(5000)] + [("z.log", LOG)])
+    began = time.process_time()
+    assert [code for code, _, _ in found("many.tar", data)] == ["KB502", "KB503"]
+    assert time.process_time() - began < 20  # about 0.4 s
+
+
+def test_a_tar_whose_header_breaks_is_binary_from_there():
+    data = bytearray(tar_of([("a.log", LOG), ("b.log", LOG)]))
+    second = data.find(b"b.log")
+    data[second + 148 : second + 156] = b"0000000\0"  # its checksum no longer holds
+    assert [code for code, _, _ in found("r.tar", bytes(data))] == ["KB502", "KB503"]  # a.log only
+
+
+def test_build_stops_on_an_e_mail_in_a_tarred_log_and_an_allow_entry_passes_it(tmp_path, cli):
+    bench = tmp_path / "bench" / "r"
+    bench.mkdir(parents=True)
+    (bench / "logs.tar").write_bytes(tar_of([("train.log", b"loss 0.1\nmail carol@example.org\n")]))
+    config = write_kit(tmp_path, out="kit", sources=[{"path": "bench/r", "as": "r"}])
+    result = cli("build", config)
+    assert result.exit_code == 1 and "KB502 r/logs.tar:" in result.stderr
+    config = write_kit(tmp_path, out="kit", sources=[{"path": "bench/r", "as": "r"}], allow=[{"text": "carol@example.org", "why": "the project's public contact"}])
+    assert cli("build", config).exit_code == 0
+    assert cli("verify", tmp_path / "kit").exit_code == 0
