@@ -33,7 +33,7 @@ from typing import Any, Callable, Protocol, cast
 from kitbuild.leaks import Leak
 from kitbuild.lines import BLOCK_SIZE
 
-__all__ = ["IN_COMPRESSED", "Budget", "Unpacked", "compression_of"]
+__all__ = ["IN_COMPRESSED", "Budget", "Unpacked", "compression_of", "stream_at"]
 
 DEPTH = 3
 FLOOR = 1 << 30
@@ -53,7 +53,49 @@ _MAGIC = (
 # How a finding in what a compressed file holds begins (see _Content's labels; kitbuild.checks
 # puts the column first, kitbuild.embedded where its base64 or stream is): the build's advice
 # for such a finding says to decompress it (kitbuild.gate).
-IN_COMPRESSED = re.compile(r"^(?:column [0-9]+: )?(?:in the (?:base64|compressed data) here, )?in its (?:(?:" + "|".join(name for name, _ in _MAGIC if name != "zip") + r") content|zip member [0-9]+)")
+IN_COMPRESSED = re.compile(r"^(?:column [0-9]+: )?(?:in the (?:base64|compressed data) here, )?in its (?:(?:" + "|".join([name for name, _ in _MAGIC if name != "zip"] + ["zlib"]) + r") content|zip member [0-9]+)")
+# A PNG text chunk's language tag and translated keyword, each read this far for its NUL.
+_PNG_FIELD = 256
+
+
+def stream_at(data: bytes, start: int) -> tuple[str, int] | None:
+    """The compression of a stream found at ``start`` in a file that is not compressed itself
+    (kitbuild.embedded), and where its compressed bytes begin; None if there is none after all.
+
+    At a format's magic bytes, the stream starts there. At the start of a PDF stream's data
+    (the keyword ``stream`` and its line end) or of a PNG text chunk (``zTXt``, ``iTXt``), the
+    file's own structure says where a zlib stream begins: it has no magic to find it by
+    (its two header bytes turn up by chance every 16 KiB of random data), but a figure's title,
+    its labels or its metadata can hold a path there."""
+    kind = compression_of(data[start : start + 16])
+    if kind is not None:
+        return kind, start
+    if data.startswith(b"stream", start):
+        at = start + (8 if data.startswith(b"\r\n", start + 6) else 7)
+    elif data.startswith((b"zTXt", b"iTXt"), start):
+        # keyword NUL, then zTXt: method 0; iTXt: compressed 1, method 0, language tag NUL,
+        # translated keyword NUL.
+        keyword = data.find(b"\0", start + 5, start + 84)
+        if keyword < 0:
+            return None
+        if data[start] == ord("z"):
+            at = keyword + 2 if data[keyword + 1 : keyword + 2] == b"\0" else -1
+        elif data[keyword + 1 : keyword + 3] == b"\1\0":
+            tag = data.find(b"\0", keyword + 3, keyword + 3 + _PNG_FIELD)
+            translated = data.find(b"\0", tag + 1, tag + 1 + _PNG_FIELD) if tag >= 0 else -1
+            at = translated + 1 if translated >= 0 else -1
+        else:
+            return None
+        if at < 0:
+            return None
+    else:
+        return None
+    header = data[at : at + 2]
+    # zlib's header (RFC 1950): deflate, a window of at most 32 KiB, no preset dictionary, and
+    # the two bytes a multiple of 31.
+    if len(header) == 2 and header[0] & 0x0F == 8 and header[0] >> 4 <= 7 and not header[1] & 0x20 and int.from_bytes(header, "big") % 31 == 0:
+        return "zlib", at
+    return None
 
 
 def compression_of(head: bytes) -> str | None:
@@ -249,7 +291,8 @@ class Unpacked:
 
 
 class _Members:
-    """gzip, bzip2 or xz: one decompressor a member, each read with its output bounded."""
+    """gzip, bzip2 or xz: one decompressor a member, each read with its output bounded; zlib:
+    the one stream a PDF's stream or a PNG chunk holds."""
 
     _LONGEST_MAGIC = 10
 
@@ -260,8 +303,8 @@ class _Members:
         self.ended = False  # what followed the last member was no member: zcat ignores it too
 
     def _fresh(self) -> Any:
-        if self.kind == "gzip":
-            return zlib.decompressobj(wbits=31)
+        if self.kind in ("gzip", "zlib"):
+            return zlib.decompressobj(wbits=31 if self.kind == "gzip" else 15)
         if self.kind == "bzip2":
             return bz2.BZ2Decompressor()
         return lzma.LZMADecompressor(format=lzma.FORMAT_XZ, memlimit=MEMORY)
@@ -271,6 +314,9 @@ class _Members:
         while data and not self.ended:
             d = self.d
             if d.eof:
+                if self.kind == "zlib":
+                    self.ended = True  # what follows is the PDF's or the PNG's own again
+                    return
                 if len(data) < self._LONGEST_MAGIC and compression_of(data) is None:
                     self.held = data  # a member's magic may be cut by the block's end
                     return
@@ -278,7 +324,7 @@ class _Members:
                     self.ended = True
                     return
                 d = self.d = self._fresh()
-            if self.kind == "gzip":
+            if self.kind in ("gzip", "zlib"):
                 emit(d.decompress(data, BLOCK_SIZE))
                 data = d.unconsumed_tail
                 while not data and not d.eof and (more := d.decompress(b"", BLOCK_SIZE)):

@@ -34,8 +34,8 @@ import binascii
 import re
 from typing import Callable
 
-from kitbuild.compressed import Budget, Inner, Unpacked, compression_of
-from kitbuild.leakbase64 import STANDARD
+from kitbuild.compressed import Budget, Inner, Unpacked, compression_of, stream_at
+from kitbuild.leakbase64 import CONTAINED, STANDARD
 from kitbuild.leaks import Leak
 
 __all__ = ["Embedded"]
@@ -84,6 +84,11 @@ class Embedded:
         if self.binary:
             self._streams(window, base, hi, starts)
             return
+        # A PDF with no NUL in its first 8 KiB is text by that test: its streams are read here too.
+        streams = [start for start in starts if window.startswith(CONTAINED, start)]
+        if streams or self.stream is not None:
+            self._streams(window, base, hi, streams)
+            starts = [start for start in starts if not window.startswith(CONTAINED, start)]
         at = lo
         if self.run is not None:
             at = self._read(window, lo, hi)
@@ -106,10 +111,10 @@ class Embedded:
                 if not self.stream.ended:
                     continue  # a magic inside the stream being read
                 self._end_stream()
-            kind = compression_of(window[start : start + _HEAD])
-            if kind is not None:
-                self.stream = Unpacked(kind, self.make_inner, self.budget, outermost=self.outermost)
-                self.stream_start = self.stream_fed = base + start
+            found = stream_at(window, start)
+            if found is not None:
+                self.stream = Unpacked(found[0], self.make_inner, self.budget, outermost=self.outermost)
+                self.stream_start, self.stream_fed = base + start, base + found[1]
         if self.stream is not None:
             self._feed_stream(window, base, hi)
             if self.stream.ended:

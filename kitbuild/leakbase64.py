@@ -30,7 +30,7 @@ import base64
 import re
 from typing import Iterable
 
-__all__ = ["COMPRESSED_STARTS", "MAGICS", "DOCUMENT_STARTS", "STANDARD", "cores", "decoded_hex_run", "decoded_run", "hex_forms", "starts_run"]
+__all__ = ["COMPRESSED_STARTS", "CONTAINED", "MAGICS", "DOCUMENT_STARTS", "STANDARD", "cores", "decoded_hex_run", "decoded_run", "hex_forms", "starts_run"]
 
 # The first letters of base64 of '{"x', '{"1', '{ "', '{\n' and '[{': a JSON document's start.
 DOCUMENT_STARTS = (b"eyJ", b"eyI", b"eyAi", b"ewo", b"W3s")
@@ -40,6 +40,10 @@ DOCUMENT_STARTS = (b"eyJ", b"eyI", b"eyAi", b"ewo", b"W3s")
 # first letters of their base64, in either alphabet, where a run in text starts that is read
 # through its decompressor (both: kitbuild.embedded).
 MAGICS = (b"\x1f\x8b\x08", b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd", b"PK\x03\x04")
+# Where a PDF's stream data (zlib, as a rule) and a PNG's compressed text chunks start: they have
+# no magic of their own (kitbuild.compressed.stream_at finds the zlib stream from here). A PDF may
+# hold no NUL in its first 8 KiB, so these are looked for in text files too.
+CONTAINED = (b"stream\r\n", b"stream\n", b"zTXt", b"iTXt")
 COMPRESSED_STARTS = tuple(dict.fromkeys(encode(m)[: len(m) * 8 // 6] for m in MAGICS for encode in (base64.b64encode, base64.urlsafe_b64encode)))
 
 _URL_SAFE = bytes.maketrans(b"+/", b"-_")

@@ -34,7 +34,7 @@ from typing import Callable, ClassVar, Mapping, Sequence
 
 import ahocorasick_rs
 
-from kitbuild.leakbase64 import COMPRESSED_STARTS, DOCUMENT_STARTS, MAGICS, cores, decoded_hex_run, decoded_run, hex_forms, starts_run
+from kitbuild.leakbase64 import COMPRESSED_STARTS, CONTAINED, DOCUMENT_STARTS, MAGICS, cores, decoded_hex_run, decoded_run, hex_forms, starts_run
 from kitbuild.leakpass import Pass, automaton, compiled
 from kitbuild.leakviews import ESCAPES, REACH, wide_stretches, UTF8, WIDE, WIDE_BE, WIDE_LE, Encoding, char, forms, same, through, views
 from kitbuild.shapes import ANCHORS, EMAIL, EMAIL_AT, ENCODED_ANCHORS, ESCAPE_LETTERS, FOLD_AFTER, FOLD_BEFORE, LOCAL_CHARS, Shape, absolute_through_dots, after_terminal_code, letter_before, match_start
@@ -225,7 +225,7 @@ class LeakScanner:
         encoded.update(self._encoded)
         encoded.update((start, _DOCUMENT) for start in DOCUMENT_STARTS if not binary)
         encoded.update((start, _COMPRESSED) for start in COMPRESSED_STARTS if not binary)
-        encoded.update((magic, _STREAM) for magic in MAGICS if binary)
+        encoded.update((magic, _STREAM) for magic in (MAGICS if binary else ()) + CONTAINED if magic not in encoded)
         hyperscanned = len(literal_patterns) <= _HYPERSCAN_LITERALS
         # Cores are plain bytes, found as they are: hyperscan compiles 2,000 of them in 0.04 s
         # and 20,000 in 1 s, and searches them at 4,500 MB/s where a DFA of them manages 440.

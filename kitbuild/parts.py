@@ -40,7 +40,7 @@ class Part(NamedTuple):
 def cut(fs: KitFS, path: str, size: int, jobs: int, plan: Plan) -> list[Part] | None:
     """The jobs that observe ``path`` (about ``size`` bytes) in parts, the hash job first; None
     when it is observed whole: a small file, one core, a reader that cannot seek (an archive, a
-    URL), a JSON document (its pairs need it whole), a binary file, or words that hold a line end."""
+    URL), a JSON document (its pairs need it whole), a binary file, a PDF, or words that hold a line end."""
     if jobs < 2 or size < 2 * PART_BYTES or not fs.seekable or format_of(path) == "json" or path in WRITTEN:
         return None
     if any(counter is not None and any(b"\n" in n for n in counter.needles) for counter in plan.counters):
@@ -50,8 +50,10 @@ def cut(fs: KitFS, path: str, size: int, jobs: int, plan: Plan) -> list[Part] | 
     try:
         with fs.open(path) as stream:
             head = stream.read(BINARY_SNIFF)
-            if b"\0" in head or compression_of(head) is not None:
-                return None  # binary, or compressed (read through from its start): observed whole
+            if b"\0" in head or compression_of(head) is not None or b"%PDF-" in head[:1024]:
+                # binary, compressed (read through from its start), or a PDF (its zlib streams
+                # run across lines: kitbuild.embedded): observed whole
+                return None
             for k in range(1, count):
                 stream.seek(k * size // count)
                 probe = stream.read(BLOCK_SIZE)

@@ -102,6 +102,7 @@ def test_a_cut_is_made_only_at_a_line_start_of_a_large_text_file(monkeypatch):
         ("SHA256SUMS", b"x\n" * 50_000, 2, PLAN),  # a file the build writes about the kit
         ("r.bin", b"\0" + b"x\n" * 50_000, 2, PLAN),  # binary
         ("r.txt.zst", b"\x28\xb5\x2f\xfd" + b"x\n" * 50_000, 2, PLAN),  # compressed: read through from its start
+        ("fig.pdf", b"%PDF-1.4\n" + b"x\n" * 50_000, 2, PLAN),  # a PDF: its streams run across lines
         ("r.txt", b"x" * 100_000, 2, PLAN),  # one line: nowhere to cut
         ("r.txt", b"x\n" * 50_000, 2, Plan(words=(("two\nlines",),))),  # a word that runs across a line end
     ],
