@@ -112,6 +112,7 @@ class Budget:
     def __init__(self) -> None:
         self.fed = 0  # the file's own bytes, read so far
         self.out = 0  # what its layers wrote, together
+        self.records = False  # the file holds records: its layers too (kitbuild.recordfiles)
         self.reported = False
 
     @property

@@ -37,7 +37,7 @@ from kitbuild.index import WRITTEN
 from kitbuild.leaks import Leak, LeakScanner
 from kitbuild.lines import BLOCK_SIZE
 from kitbuild.pairs import json_pairs
-from kitbuild.tarlayout import TarLayout, is_tar, scan as tar_scan
+from kitbuild.tarlayout import Layout, layout_of, scan as tar_scan
 
 FIRST_READ = 64 << 10
 # A NUL byte in a file's first 8 KiB makes it binary: never rewritten, and searched only for
@@ -212,7 +212,7 @@ class Observer:
         self._hash: BlockHasher | None = BlockHasher() if inside is None else None
         self._unpacked: Unpacked | None = None
         self._embedded: Embedded | None = None  # compressed data in base64 (kitbuild.embedded)
-        self._tar: TarLayout | None = None
+        self._tar: Layout | None = None  # what of binary data is scanned as text (kitbuild.tarlayout)
         self._format = format_of(path)
         # The files a build writes about the kit (index.json, SHA256SUMS, croissant.json...)
         # print a digest for every file: their own checks compare each with the file, and no
@@ -263,7 +263,7 @@ class Observer:
         kind = compression_of(head)
         if kind is not None and self._depth < DEPTH:
             self._unpacked = Unpacked(kind, *self._layer())
-        self._tar = TarLayout() if self.obs.binary and kind is None and is_tar(head) else None  # (kitbuild.tarlayout)
+        self._tar = layout_of(head, self._layer()[1], self.plan.allow) if self.obs.binary and kind is None else None
 
     def _layer(self) -> tuple[Callable[[], Observer], Budget, bool]:
         """What a layer inside this file needs (kitbuild.compressed, kitbuild.embedded): a fresh

@@ -1,4 +1,5 @@
-"""Where a tar's text members lie, found as the tar is read: the leak scan reads them as text.
+"""What of a binary file the leak scan reads as text: a tar's text members, found as the tar is
+read, and the e-mail addresses of a file of records (kitbuild.recordfiles).
 
 A tar (``tar cf logs.tar *.log``, or what a ``.tar.gz`` holds) is binary by its headers' NUL
 bytes, and binary data is not searched for e-mail and IPv4 addresses, which turn up by chance
@@ -14,9 +15,13 @@ hold, or two zero blocks (the end), stop the reading, and the rest is binary dat
 
 from __future__ import annotations
 
-from kitbuild.leaks import Leak, LeakScanner
+from typing import Protocol
 
-__all__ = ["TarLayout", "is_tar", "scan"]
+from kitbuild.compressed import Budget
+from kitbuild.leaks import Leak, LeakScanner
+from kitbuild.recordfiles import RecordsLayout, is_records
+
+__all__ = ["Layout", "TarLayout", "is_tar", "layout_of", "scan"]
 
 _BLOCK = 512
 _SNIFF = 4096  # within the context a window keeps past what it settles (kitbuild.observe)
@@ -40,6 +45,22 @@ def _size(header: bytes) -> int | None:
         return int.from_bytes(field[1:], "big")
     digits = field.replace(b"\0", b" ").strip()
     return int(digits, 8) if digits and all(48 <= c <= 55 for c in digits) else None
+
+
+class Layout(Protocol):
+    def text_spans(self, window: bytes, base: int, lo: int, hi: int) -> list[tuple[int, int]]: ...
+
+
+def layout_of(head: bytes, budget: Budget, allow: tuple[str, ...]) -> Layout | None:
+    """What of a binary file (or layer, ``budget`` shared with the rest of its file) is scanned
+    as text: a tar's text members, or the e-mail addresses of a file of records (and of every
+    layer inside one: kitbuild.recordfiles; ``allow``: the allow list's strings)."""
+    if is_tar(head):
+        return TarLayout()
+    if budget.records or is_records(head):
+        budget.records = True
+        return RecordsLayout(allow)
+    return None
 
 
 class TarLayout:
@@ -70,8 +91,8 @@ class TarLayout:
         return [(max(a, first) - base, min(b, last) - base) for a, b in self.text if a < last]
 
 
-def scan(scanner: LeakScanner, window: bytes, base: int, lo: int, hi: int, binary: bool, compressed: list[int] | None, layout: TarLayout | None) -> list[Leak]:
-    """``scanner.scan`` of window[lo:hi], a tar's text members' data in it scanned as text (each
+def scan(scanner: LeakScanner, window: bytes, base: int, lo: int, hi: int, binary: bool, compressed: list[int] | None, layout: Layout | None) -> list[Leak]:
+    """``scanner.scan`` of window[lo:hi], the layout's text spans in it scanned as text (each
     piece with the context a finding depends on, so a tar of many small files costs no more
     than twice its bytes in context). ``compressed`` gets the starts the binary pieces hold."""
     if layout is None:
