@@ -262,11 +262,11 @@ class LeakScanner:
         if compressed is not None:
             compressed += [start for start in starts if lo <= start < hi]
         for reading, first, folded in wide_stretches(data, wide):
-            # UTF-16 (UTF-32) text of escapes: its views, placed in the raw data and read as it is
-            # (its escapes found as text's are, though a file of it is binary by its NULs).
+            # UTF-16 (UTF-32) text of escapes: its views, placed in the raw data and read as it is (its escapes found as text's are, though a file of it is
+            # binary by its NULs). No base64: a stretch spans farther than a window's context, so base64 read here would hang on where a read block ended.
             tables = self._table(binary=False, nul=False)
             here: list[_Found] = []
-            self._scan_views(folded, tables.search.find(folded, 0, len(folded))[2], lambda at: first + reading.unit * at, binary, here)
+            self._scan_views(folded, tables.search.find(folded, 0, len(folded))[2], lambda at: first + reading.unit * at, binary, here, base64=False)
             found += [(code, offset, length, what, reading, allowed) for code, offset, length, what, _, allowed in here]
         return _settle(found, lo, hi)
 

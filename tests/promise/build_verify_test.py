@@ -307,6 +307,12 @@ HOSTILE = {
     "JSON with a UTF-8 BOM": lambda src: {"bom.json": b"\xef\xbb\xbf" + f'{{"out": "{src}/bom.json"}}\n'.encode()},
     "an NDJSON record per line, 50,000 lines printing a digest": lambda src: {"a.txt": "x\n", "rows.ndjson": ('{"path": "a.txt", "sha256": "%s"}\n' % sha(b"x\n")) * 50_000},
     "an empty file, and a file of one newline": lambda src: {"empty.json": b"", "nl.ndjson": b"\n"},
+    # A '&#' in UTF-32 text once let base64 13 KB past it (near a wrapped line) be decoded, or
+    # not, by where a read block ended: build (8 KiB, then 1 MiB) passed what verify's 64 KiB
+    # first block found. Base64 inside UTF-16/32 text is not read (docs/verify.md).
+    "base64 in UTF-32 text, far from an escape": lambda src: {
+        "wide.txt": (" " * 12294 + "&#" + " " * 3237 + "d29ya2Vy" * 5 + "\nd" + " " * 506 + "L3NjcmF0Y2gvdT" + " " * 296).encode("utf-32-be")
+    },
     "a digest in a run of 200 hex digits": lambda src: {"a.txt": f"from {src}\n", "hex.txt": "ab" * 40 + sha(f"from {src}\n".encode()) + "cd" * 28 + "\n"},
 }
 
