@@ -29,7 +29,7 @@ import ahocorasick_rs
 import orjson
 
 from kitbuild.compressed import DEPTH, Budget, Unpacked, compression_of
-from kitbuild.digests import DIGEST_LENGTH, digest_starts
+from kitbuild.digests import DIGEST_LENGTH, digest_starts, may_spell_digest
 from kitbuild.embedded import Embedded
 from kitbuild.fileformat import format_of
 from kitbuild.hashing import BlockHasher
@@ -137,9 +137,9 @@ class Observation:
     error: str | None = None  # why the file could not be read (then nothing else is known)
     # Each digest printed (lower-case hex) -> [how many times, offset of the first].
     digests: dict[str, list[int]] = field(default_factory=dict)
-    # Whether a digest may be printed where the digests above are not read: inside a run of
-    # more than 64 hex digits, or in base64 after 'sha256-' (Subresource Integrity, npm, Nix) or
-    # 'sha256=' (a wheel's RECORD). A build reads such a file again, knowing what it withholds.
+    # Whether a digest may be printed where the digests above are not read: inside a run of more than 64 hex digits, in base64 after
+    # 'sha256-' (SRI, npm, Nix) or 'sha256=' (a wheel's RECORD), and in a build's first pass (kitbuild.digests.may_spell_digest) in
+    # escapes or any long base64, as the leak scan reads them. A build reads such a file again, knowing what it withholds.
     hidden_digest: bool = False
     placeholders: list[int] = field(default_factory=list)
     words: list[int] = field(default_factory=list)
@@ -338,7 +338,7 @@ class Observer:
         if not obs.binary and not self._written:
             exact, longer = digest_starts(window)
             starts = exact[bisect.bisect_left(exact, lo) : bisect.bisect_left(exact, hi)]
-            if not obs.hidden_digest and (any(lo <= s < hi for s in longer) or any(window.find(p, lo, hi + 6) >= 0 for p in (b"sha256-", b"sha256="))):
+            if not obs.hidden_digest and (any(lo <= s < hi for s in longer) or any(window.find(p, lo, hi + 6) >= 0 for p in (b"sha256-", b"sha256=")) or (plan.private and not plan.withheld and may_spell_digest(window, exact))):
                 obs.hidden_digest = True
         if starts:
             # The work per digest stays in C (slices, Counter, dict): a record may print one on

@@ -24,6 +24,7 @@ records (deep JSON, long lines, NUL bytes, ...), and the bugs found so far, each
 
 from __future__ import annotations
 
+import base64
 import json
 import tempfile
 import time
@@ -395,3 +396,29 @@ def test_a_map_key_under_a_common_word_does_not_stop_the_build_on_kitbuilds_own_
         config, out, _ = _bench(Path(base), {"run.json": '{"rows": "/data/records/lme-2026-10/rows.ndjson"}\n'}, rules)
         build(config, jobs=1)
         assert verify(out, jobs=1).ok
+
+
+# The original digest of a rewritten file, as the leak scan reads it but no run of 64 hex digits
+# shows it: a build once read again only files that print it plainly (or after 'sha256-'), so
+# these reached the kit, and verify, which cannot know the digest, passed them.
+WITHHELD_SPELLINGS = {
+    "JSON \\u escapes": lambda d: "".join(f"\\u{ord(c):04x}" for c in d),
+    "percent-encoded": lambda d: "".join(f"%{ord(c):02X}" for c in d),
+    "HTML references": lambda d: "".join(f"&#{ord(c)};" for c in d),
+    "base64 of its bytes": lambda d: base64.b64encode(bytes.fromhex(d)).decode(),
+    "base64 of its hex": lambda d: base64.b64encode(d.encode()).decode(),
+}
+
+
+@pytest.mark.parametrize("spelling", WITHHELD_SPELLINGS)
+def test_a_withheld_digest_in_an_encoding_the_scan_reads_stops_the_build(spelling):
+    def tree(src):
+        rewritten = f"ran in {src}\n"
+        return {"a.txt": rewritten, "b.json": '{"of_a": "%s"}\n' % WITHHELD_SPELLINGS[spelling](sha(rewritten.encode()))}
+
+    with tempfile.TemporaryDirectory() as base:
+        config, out, _ = _bench(Path(base), tree, [PATH_RULE, DIGEST_RULE])
+        with pytest.raises(LeakError) as refused:
+            build(config, jobs=1)
+        assert {f.code for f in refused.value.findings} == {"KB903"}
+        assert not out.exists()
