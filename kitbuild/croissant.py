@@ -33,6 +33,9 @@ RAI_1_0 = "http://mlcommons.org/croissant/RAI/1.0"
 # verifying 256 MiB of records; 100 from 64 KiB, a tenth of it).
 RECORDS_READ = 100
 BYTES_READ = 64 << 10
+# How the first release of croissant.json in 0.3.0 read them, under the same version number: a
+# kit built by 0.3.0 may hold a croissant.json written either way (kitbuild.metadata).
+EARLIER_READ = (1000, 1 << 20)
 # A kit of many thousand record files gets RecordSets for the first of its tabular files only.
 RECORD_SETS = 200
 # Since 0.3.1 only that many tabular files are read at all: a kit of 100,000 JSON documents none
@@ -126,8 +129,8 @@ def _text_type(values: Sequence[str]) -> str | None:
     return "sc:Text"
 
 
-def _rows(data: bytes, fmt: str, whole: bool) -> list[Any] | None:
-    """The first records of a tabular file as parsed, or None when they cannot be read."""
+def _rows(data: bytes, fmt: str, whole: bool, records: int = RECORDS_READ) -> list[Any] | None:
+    """The first ``records`` records of a tabular file as parsed, or None when they cannot be read."""
     if fmt == "application/json":
         if not whole:
             return None
@@ -135,7 +138,7 @@ def _rows(data: bytes, fmt: str, whole: bool) -> list[Any] | None:
             doc = orjson.loads(data)
         except orjson.JSONDecodeError:
             return None
-        return doc[:RECORDS_READ] if isinstance(doc, list) else None
+        return doc[:records] if isinstance(doc, list) else None
     if not whole:  # the last line read may be cut short
         data = data[: data.rfind(b"\n") + 1]
     try:
@@ -150,12 +153,12 @@ def _rows(data: bytes, fmt: str, whole: bool) -> list[Any] | None:
                     rows.append(orjson.loads(line))
                 except orjson.JSONDecodeError:
                     return None
-            if len(rows) == RECORDS_READ:
+            if len(rows) == records:
                 break
         return rows
     reader = csv.reader(io.StringIO(text), delimiter="\t" if fmt == "text/tab-separated-values" else ",")
     try:
-        table = [row for _, row in zip(range(RECORDS_READ + 1), reader)]
+        table = [row for _, row in zip(range(records + 1), reader)]
     except csv.Error:  # a NUL, a lone carriage return, a field past csv's size limit: not a table
         return None
     if len(table) < 2 or any(len(row) != len(table[0]) for row in table):
@@ -181,9 +184,10 @@ def _fields(rows: list[Any], fmt: str) -> list[tuple[str, str]]:
     return found
 
 
-def record_set(path: str, fmt: str, data: bytes, size: int) -> dict[str, Any] | None:
-    """The RecordSet of one tabular file, or None when its first records show no field."""
-    rows = _rows(data, fmt, whole=size <= len(data))
+def record_set(path: str, fmt: str, data: bytes, size: int, records: int = RECORDS_READ) -> dict[str, Any] | None:
+    """The RecordSet of one tabular file, or None when its first ``records`` records (in
+    ``data``, the file's first bytes) show no field."""
+    rows = _rows(data, fmt, whole=size <= len(data), records=records)
     fields = _fields(rows or [], fmt)
     if not fields:
         return None
@@ -194,10 +198,11 @@ def record_set(path: str, fmt: str, data: bytes, size: int) -> dict[str, Any] | 
     return {"@type": "cr:RecordSet", "@id": f"{path}/records", "name": f"{path}/records", "description": f"The records of {path}, with the fields its first records hold.", "field": out}
 
 
-def croissant_document(provenance: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], read: Reader, description: str | None = None, bounded: bool = True) -> dict[str, Any]:
+def croissant_document(provenance: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], read: Reader, description: str | None = None, bounded: bool = True, records: int = RECORDS_READ) -> dict[str, Any]:
     """croissant.json's document: ``entries`` are the files it describes (path, size, sha256),
-    ``read(path)`` gives the first :data:`BYTES_READ` bytes of one of them. ``bounded``: read
-    the first :data:`RECORD_SETS` tabular files only (else until that many RecordSets are found)."""
+    ``read(path)`` gives the first :data:`BYTES_READ` bytes of one of them (or as many as the
+    caller reads with ``records``: :data:`EARLIER_READ`). ``bounded``: read the first
+    :data:`RECORD_SETS` tabular files only (else until that many RecordSets are found)."""
     base = provenance.get("url") or ""
     found = provenance.get("rai")
     rai: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
@@ -230,9 +235,9 @@ def croissant_document(provenance: Mapping[str, Any], entries: Sequence[Mapping[
         path, fmt = e["path"], encoding_format(e["path"])
         if fmt in _TABULAR and (tried if bounded else len(sets)) < RECORD_SETS and "/" in path:
             tried += 1
-            records = record_set(path, fmt, read(path), e["size"])
-            if records is not None:
-                sets.append(records)
+            found = record_set(path, fmt, read(path), e["size"], records)
+            if found is not None:
+                sets.append(found)
     doc["distribution"] = _FileObjects(ordered, base)
     doc["recordSet"] = sets
     return doc
@@ -254,8 +259,8 @@ class _FileObjects:
             yield {"@type": "cr:FileObject", "@id": path, "name": path, "contentUrl": self.base + path, "contentSize": f"{e['size']} B", "encodingFormat": encoding_format(path), "sha256": e["sha256"]}
 
 
-def croissant_chunks(provenance: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], read: Reader, description: str | None = None, bounded: bool = True) -> Iterator[bytes]:
+def croissant_chunks(provenance: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], read: Reader, description: str | None = None, bounded: bool = True, records: int = RECORDS_READ) -> Iterator[bytes]:
     """croissant.json as kitbuild writes it (two-space indent, keys in order, a final newline), in
     pieces: verify hashes them as they come and build writes them a block at a time (a kit of
     100,000 files has a croissant.json of 33 MB), the FileObjects a batch at a time."""
-    return dump_json_pieces(croissant_document(provenance, entries, read, description, bounded), "distribution")
+    return dump_json_pieces(croissant_document(provenance, entries, read, description, bounded, records), "distribution")

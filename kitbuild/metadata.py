@@ -3,8 +3,10 @@ compared by verify, from the same inputs (provenance.json, index.json's entries 
 records of each tabular file), like the pages.
 
 Both are files index.json lists (so the kit's digest pins them) and that SHA256SUMS does not (it
-lists the record files). A kit built by kitbuild 0.3.0 or later has a croissant.json, and a
+lists the record files). A kit built by kitbuild 0.3.1 or later has a croissant.json, and a
 CITATION.cff when its provenance.json names authors; earlier kits have neither, and need none.
+0.3.0 began to write them part way through its life: a kit it built holds them if index.json
+lists either, and then as 0.3.0 wrote them at first or at last (:data:`EARLIER_READ`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
 from kitbuild import index as kit_index
 from kitbuild.citation import CITATION, citation_cff
-from kitbuild.croissant import BOUNDED_SINCE, BYTES_READ, CROISSANT, croissant_chunks
+from kitbuild.croissant import BOUNDED_SINCE, BYTES_READ, CROISSANT, EARLIER_READ, RECORDS_READ, croissant_chunks
 from kitbuild.findings import Finding
 from kitbuild.kitdocs import KitDocs, first_difference
 from kitbuild.kitfs import KitFS, MemberError
@@ -25,6 +27,9 @@ if TYPE_CHECKING:
 # The files this module writes, as index.json lists them.
 METADATA_FILES = (CITATION, CROISSANT)
 METADATA_SINCE = (0, 3, 0)
+# Every kit built by this version or later has them; 0.3.0 wrote them from a later commit on,
+# under the same version number, so its earlier kits (no croissant.json) keep verifying.
+METADATA_ALWAYS_SINCE = (0, 3, 1)
 
 
 def description(provenance: Mapping[str, Any]) -> str | None:
@@ -40,13 +45,13 @@ def description(provenance: Mapping[str, Any]) -> str | None:
     return str(text) if text else None
 
 
-def reader(fs: KitFS) -> Any:
-    """read(path): the first bytes of a kit file, as croissant.json's RecordSets read them."""
+def reader(fs: KitFS, size: int = BYTES_READ) -> Any:
+    """read(path): the first ``size`` bytes of a kit file, as croissant.json's RecordSets read them."""
 
     def read(path: str) -> bytes:
         try:
             with fs.open(path) as stream:
-                return bytes(stream.read(BYTES_READ))
+                return bytes(stream.read(size))
         except (MemberError, OSError):
             return b""
 
@@ -63,17 +68,24 @@ def write_croissant(provenance: Mapping[str, Any], entries: Sequence[Mapping[str
     return b"".join(croissant_pieces(provenance, entries, provenance_entry, fs))
 
 
-def croissant_pieces(provenance: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], provenance_entry: Mapping[str, Any], fs: KitFS) -> Iterator[bytes]:
+def croissant_pieces(provenance: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], provenance_entry: Mapping[str, Any], fs: KitFS, reading: tuple[int, int] = (RECORDS_READ, BYTES_READ)) -> Iterator[bytes]:
+    """croissant.json in pieces; ``reading``: how many records of a tabular file, in how many of
+    its first bytes, its RecordSet reads (:data:`EARLIER_READ` for a kit of 0.3.0's first weeks)."""
     from kitbuild.pages import built_by
 
     described = [e for e in entries if e["path"] != CROISSANT] + [provenance_entry]
-    return croissant_chunks(provenance, described, reader(fs), description(provenance), bounded=built_by(provenance) >= BOUNDED_SINCE)
+    records, size = reading
+    return croissant_chunks(provenance, described, reader(fs, size), description(provenance), bounded=built_by(provenance) >= BOUNDED_SINCE, records=records)
 
 
-def built_since(provenance: Mapping[str, Any]) -> bool:
+def built_since(provenance: Mapping[str, Any], listed: Mapping[str, Any]) -> bool:
+    """Whether the kit should hold the metadata files: built by 0.3.1 or later, or by 0.3.0 once
+    it wrote them (then index.json lists croissant.json, and CITATION.cff with authors).
+    ``listed``: index.json's entries by path."""
     from kitbuild.pages import built_by
 
-    return built_by(provenance) >= METADATA_SINCE
+    version = built_by(provenance)
+    return version >= METADATA_ALWAYS_SINCE or (version >= METADATA_SINCE and any(name in listed for name in METADATA_FILES))
 
 
 def check_metadata(fs: KitFS, docs: KitDocs, listed: Mapping[str, Mapping[str, Any]], observed: Mapping[str, Observation], on_disk: set[str]) -> tuple[list[Finding], list[str]]:
@@ -84,7 +96,7 @@ def check_metadata(fs: KitFS, docs: KitDocs, listed: Mapping[str, Mapping[str, A
     build would write is hashed as it is made, never held whole (33 MB for 100,000 files), and
     read again only to say where it differs. ``on_disk``: the kit's regular files."""
     provenance, index = docs.provenance.document, docs.index.document
-    if not built_since(provenance):
+    if not built_since(provenance, listed):
         return [], []
     findings: list[Finding] = []
     lines: list[str] = []
@@ -94,7 +106,9 @@ def check_metadata(fs: KitFS, docs: KitDocs, listed: Mapping[str, Mapping[str, A
         lines.append("CITATION.cff written again from provenance.json and compared")
     seen = observed.get(CROISSANT)
     # (Made only when there is a croissant.json to compare: making it reads up to 200 records.)
-    if CROISSANT in on_disk and seen is not None and seen.error is None and seen.sha256 == _sha256(croissant_pieces(provenance, list(listed.values()), index["provenance"], fs)):
+    if CROISSANT in on_disk and seen is not None and seen.error is None and any(
+        seen.sha256 == _sha256(croissant_pieces(provenance, list(listed.values()), index["provenance"], fs, reading)) for reading in _readings(provenance)
+    ):
         found = []
     else:
         found = _compare(fs, CROISSANT, write_croissant(provenance, list(listed.values()), index["provenance"], fs), on_disk, "croissant.json")
@@ -106,6 +120,17 @@ def check_metadata(fs: KitFS, docs: KitDocs, listed: Mapping[str, Mapping[str, A
         findings += _file_objects(fs, listed, index["provenance"])
     lines.append(f"croissant.json written again from the kit and compared; its {len(listed) - (CROISSANT in listed) + 1:,} FileObjects checked against index.json")
     return findings, lines
+
+
+def _readings(provenance: Mapping[str, Any]) -> Iterator[tuple[int, int]]:
+    """How the kit's builder may have read its tabular files' records, made one at a time (the
+    second only when the first differs): 0.3.0 read 1,000 records in 1 MiB at first, and 100 in
+    64 KiB later, under the same version number."""
+    from kitbuild.pages import built_by
+
+    yield RECORDS_READ, BYTES_READ
+    if built_by(provenance)[:3] == METADATA_SINCE:
+        yield EARLIER_READ
 
 
 def _sha256(chunks: Iterable[bytes]) -> str:
