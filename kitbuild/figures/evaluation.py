@@ -38,14 +38,16 @@ RELATIVE_TOLERANCE = 1e-9
 NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
-def validate_figures(spec: Any, where: Where | None = None, prefix: Sequence[str | int] = ("figures",), *, parts: bool = False, key_where: Where | None = None) -> dict[str, Recount]:
+def validate_figures(spec: Any, where: Where | None = None, prefix: Sequence[str | int] = ("figures",), *, parts: bool = False, key_where: Where | None = None, stored: bool = False) -> dict[str, Recount]:
     """Check a ``figures:`` block; return each figure's recount. Raises :class:`FigureSpecError`.
 
     ``where`` turns a key path (``['figures', 'x', 'k']``) into ``kit.yaml:LINE:COL``; ``prefix``
     is the block's own key path in its document. With ``parts`` (kit.yaml read for a build), an
     ``equals: figure.part`` must name a part that figure has; verify reports one that does not as
     the check it is (:func:`evaluate`), beside every other finding. ``key_where`` places a key
-    itself (its value may start on a later line); without it, ``where`` does.
+    itself (its value may start on a later line); without it, ``where`` does. ``stored``: a
+    kit's own specs, whose numbers are held only to what keeps a recount safe (a build checked
+    kit.yaml's to the full bounds when it loaded it: kitbuild.figures.numbers).
     """
     if isinstance(spec, dict):
         for position, name in enumerate(spec, 1):
@@ -70,7 +72,7 @@ def validate_figures(spec: Any, where: Where | None = None, prefix: Sequence[str
             raise FigureSpecError(f"{locate(where, [*prefix, name, 'recount'])}: {exc.message}") from None
         own = {key: value for key, value in figure.items() if key not in COMMON_KEYS}
         # First, as it says more than the schema's rule: .nan, .inf, 1e300 or 2.0 where a count goes.
-        bad_number = number_problem(recount.name, figure)
+        bad_number = number_problem(recount.name, figure, stored)
         if bad_number:
             raise FigureSpecError(f"{locate(where, [*prefix, name, *bad_number[0]])}: {bad_number[1]}")
         problem = first_schema_problem(own, dict(recount.schema))
@@ -103,7 +105,7 @@ def stored_spec_problem(name: str, spec: Any) -> str | None:
         error = first_schema_error(own, _shape("figures", recount.name))
         if error:
             return f"{key_path([*at, *error[0]])}: {error[1]}"
-    bad_number = number_problem(str(spec.get("recount", "")), spec)
+    bad_number = number_problem(str(spec.get("recount", "")), spec, stored=True)
     return f"{key_path([*at, *bad_number[0]])}: {bad_number[1]}" if bad_number else None
 
 
@@ -223,7 +225,7 @@ def evaluate(
     (verify's way), the error is appended there instead, the figures that need it are skipped
     with their own error, and the rest are still computed.
     """
-    recounts = validate_figures(spec, where)
+    recounts = validate_figures(spec, where, stored=True)
     reader = KitReader(kit)
     computed: dict[str, FigureValue] = {}
     for name in _order(spec, recounts, where, ("figures",)):

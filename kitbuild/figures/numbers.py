@@ -26,11 +26,22 @@ MAX_RRF_K = 1_000_000
 RRF_K_DECIMALS = 3
 MIN_WEIGHT, MAX_WEIGHT = Fraction(1, 10**6), Fraction(10**6)
 
+
+class _Limits:
+    """The bounds above (a spec a build reads from kit.yaml) or, for a spec a kit already stores
+    (``stored``), only those that keep a recount from failing or taking hours: a kit an earlier
+    version built with 'k: 60.0001' or a weight of 1e-7 was recounted right, and keeps verifying."""
+
+    def __init__(self, stored: bool) -> None:
+        self.whole = 2**63 - 1 if stored else MAX_WHOLE
+        self.rrf_k, self.decimals = (10**12, 12) if stored else (MAX_RRF_K, RRF_K_DECIMALS)
+        self.weights = (Fraction(1, 10**12), Fraction(10**12)) if stored else (MIN_WEIGHT, MAX_WEIGHT)
+
 Path = tuple[str | int, ...]
 
 
-def _shown(value: Any) -> str:
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_WHOLE:
+def _shown(value: Any, limit: int) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > limit:
         return f"a whole number of {len(str(abs(value)))} digits"
     return repr(value)
 
@@ -48,11 +59,11 @@ def _numbers(value: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
             yield at, item
 
 
-def _any_number(value: int | float) -> str | None:
+def _any_number(value: int | float, limits: _Limits) -> str | None:
     if isinstance(value, float) and not math.isfinite(value):
         return f"{value!r} is not a number a figure can use (JSON has no infinity or NaN); write a finite number"
-    if abs(value) > MAX_WHOLE:
-        return f"{_shown(value)} is too large; a number here may be at most {MAX_WHOLE:,} either side of zero"
+    if abs(value) > limits.whole:
+        return f"{_shown(value, limits.whole)} is too large; a number here may be at most {limits.whole:,} either side of zero"
     return None
 
 
@@ -70,22 +81,23 @@ def _decimal(value: float | int) -> Fraction:
     return Fraction(value) if isinstance(value, int) else Fraction(repr(value))
 
 
-def _rrf_k(value: Any) -> str | None:
+def _rrf_k(value: Any, limits: _Limits) -> str | None:
     what = "k is the RRF constant (each list's weight / (k + rank))"
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return None  # (the schema's to refuse)
-    if not 0 <= value <= MAX_RRF_K:
-        return f"{value!r} is out of range; {what}, from 0 to {MAX_RRF_K:,}"
-    if 10**RRF_K_DECIMALS % _decimal(value).denominator:
-        return f"{value!r} has more than {RRF_K_DECIMALS} digits after the point; {what}: write it with {RRF_K_DECIMALS} or fewer, such as 60 or 60.5"
+    if not 0 <= value <= limits.rrf_k:
+        return f"{value!r} is out of range; {what}, from 0 to {limits.rrf_k:,}"
+    if 10**limits.decimals % _decimal(value).denominator:
+        return f"{value!r} has more than {limits.decimals} digits after the point; {what}: write it with {limits.decimals} or fewer, such as 60 or 60.5"
     return None
 
 
-def _weight(value: Any) -> str | None:
+def _weight(value: Any, limits: _Limits) -> str | None:
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return None
-    if not MIN_WEIGHT <= _decimal(value) <= MAX_WEIGHT:
-        return f"{value!r} is out of range; a list's weight is above zero, from {float(MIN_WEIGHT):g} to {int(MAX_WEIGHT):,}"
+    least, most = limits.weights
+    if not least <= _decimal(value) <= most:
+        return f"{value!r} is out of range; a list's weight is above zero, from {float(least):g} to {int(most):,}"
     return None
 
 
@@ -95,7 +107,7 @@ def _alpha(value: Any) -> str | None:
     return None
 
 
-def _own(recount: str, spec: Mapping[str, Any]) -> Iterator[tuple[Path, str | None]]:
+def _own(recount: str, spec: Mapping[str, Any], limits: _Limits) -> Iterator[tuple[Path, str | None]]:
     """What is wrong with each number the built-in ``recount`` reads, by key path."""
     if recount in ("every_at_k", "any_at_k") and "k" in spec:
         yield ("k",), _whole(spec["k"], 1, "k (how many of the top of the ranked list to look at)")
@@ -108,27 +120,29 @@ def _own(recount: str, spec: Mapping[str, Any]) -> Iterator[tuple[Path, str | No
             if key in spec:
                 yield (key,), _whole(spec[key], 1, what)
         if "k" in spec:
-            yield ("k",), _rrf_k(spec["k"])
+            yield ("k",), _rrf_k(spec["k"], limits)
         lists = spec.get("lists")
         for number, leg in enumerate(lists if isinstance(lists, list) else []):
             if not isinstance(leg, Mapping):
                 continue
             if "weight" in leg:
-                yield ("lists", number, "weight"), _weight(leg["weight"])
+                yield ("lists", number, "weight"), _weight(leg["weight"], limits)
             if "depth" in leg:
                 yield ("lists", number, "depth"), _whole(leg["depth"], 1, "depth (how many of the list to fuse)")
 
 
-def number_problem(recount: str, spec: Mapping[str, Any]) -> tuple[Path, str] | None:
+def number_problem(recount: str, spec: Mapping[str, Any], stored: bool = False) -> tuple[Path, str] | None:
     """The first number in a figure's ``spec`` that its recount cannot use: its key path (inside
     the figure) and what is wrong; None when every one is fine. Any number anywhere must be
     finite and at most :data:`MAX_WHOLE` either side of zero; a built-in recount's own numbers
-    (a ``k``, a weight, an ``alpha``) must also be in their range."""
+    (a ``k``, a weight, an ``alpha``) must also be in their range. ``stored``: a spec a kit's
+    provenance.json holds, held only to the bounds that keep its recount safe (see _Limits)."""
+    limits = _Limits(stored)
     for path, value in _numbers(spec):
-        problem = _any_number(value)
+        problem = _any_number(value, limits)
         if problem:
             return path, problem
-    for path, problem in _own(recount, spec):
+    for path, problem in _own(recount, spec, limits):
         if problem:
             return path, problem
     return None

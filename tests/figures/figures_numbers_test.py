@@ -104,6 +104,30 @@ def test_numbers_a_recount_can_use_still_pass(case: str) -> None:
     validate_figures(ACCEPTED[case])
 
 
+# Numbers an earlier version took into a kit, which a build now refuses in kit.yaml: a kit's
+# stored spec is held only to what keeps its recount safe (tests/golden/kits/big-numbers-0.3.1).
+EARLIER = {
+    "rrf k of four decimals": rrf(k=60.0001),
+    "rrf k past a million": rrf(k=2_000_000),
+    "weight tiny": rrf(1e-7),
+    "weight past a million": rrf(2e6),
+    "where an id past 2**53": count(2**60 + 7),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EARLIER))
+def test_a_number_an_earlier_build_took_passes_in_a_stored_spec_and_not_in_kit_yaml(case: str) -> None:
+    validate_figures(EARLIER[case], stored=True)
+    with pytest.raises(FigureSpecError):
+        validate_figures(EARLIER[case])
+
+
+@pytest.mark.parametrize("case", ["k 1e300", "k a decimal", "k infinite", "weight tiny", "weight huge", "rrf k huge", "rrf k of many digits", "where huge", "of a decimal"])
+def test_a_number_no_recount_can_use_is_refused_in_a_stored_spec_too(case: str) -> None:
+    with pytest.raises(FigureSpecError):
+        validate_figures(REFUSED[case][0], stored=True)
+
+
 @pytest.mark.parametrize(
     ("figure", "key"),
     [
