@@ -361,7 +361,9 @@ def wide_stretches(data: bytes, ends: list[tuple[int, int]]) -> Iterable[tuple[E
     WIDE_ESCAPE_FINDS matched), folded (Encoding.fold): (reading, its first raw byte, the
     folded text), each escape read both ways round. A view of the folded text decodes what
     UTF-16 of JSON or of percent-encoding hides (a Windows tool's log of a URL, a .NET
-    serializer's '\\/'); 2 * REACH code units either side are context, as a View has."""
+    serializer's '\\/'); REACH // 2 bytes either side of each escape are read, so that what is
+    found depends on nothing farther than a streamed window's context keeps (LeakScanner.MAX_MATCH:
+    REACH bytes either side of a finding) in UTF-32 as in UTF-16."""
     starts: dict[tuple[Encoding, int], list[int]] = {}
     for unit, end in ends:
         # The match's last character is the unit at end - 1 read little-endian, at end - unit big-endian.
@@ -369,11 +371,12 @@ def wide_stretches(data: bytes, ends: list[tuple[int, int]]) -> Iterable[tuple[E
             if at >= 0:
                 starts.setdefault((reading, at % unit), []).append(at)
     for (reading, _), ats in starts.items():
-        unit, reach = reading.unit, 2 * REACH * reading.unit
+        unit = reading.unit
+        reach = REACH // 2 // unit * unit
         ats.sort()
         i = 0
         while i < len(ats):
-            first = ats[i] - unit * min(2 * REACH, ats[i] // unit)
+            first = ats[i] - unit * min(reach // unit, ats[i] // unit)
             last, i = ats[i] + reach, i + 1
             while i < len(ats) and ats[i] - reach <= last:
                 last, i = ats[i] + reach, i + 1

@@ -10,6 +10,7 @@ import hypothesis.strategies as st
 import pytest
 from hypothesis import given
 
+from kitbuild.observe import Observer, Plan
 from leaks_test import BUILD, VERIFY, found
 
 
@@ -184,3 +185,28 @@ def test_other_escapes_decode_to_nothing_private_by_chance(text):
     from leaks_test import BUILD
 
     assert found(text, BUILD) == []
+
+
+# -- what UTF-16 and UTF-32 text around an escape shows is found where any read block ends --------
+
+
+def _observed_in(data: bytes, cuts: list[int]) -> list[tuple[str, int, str]]:
+    observer = Observer("r.txt", Plan())
+    for start, end in zip([0, *cuts], [*cuts, len(data)]):
+        observer.feed(data[start:end])
+    return [(leak.code, leak.offset, leak.what) for leak in observer.finish().leaks]
+
+
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-32-be"])
+@pytest.mark.parametrize("gap", [3_000, 12_000, 24_000])
+def test_wide_text_around_an_escape_is_read_the_same_wherever_a_block_ends(codec, gap):
+    # The folded text around an escape ('&#x2f;' here) is read only as far from it as a
+    # streamed window's context reaches, in bytes: once it reached 2 * 4,096 characters (32 KiB
+    # of UTF-32), and whether the path after 'é' was found (its extra '/' read, the fold making 'é' no letter) hung
+    # on where a block ended.
+    width = 2 if "16" in codec else 4
+    text = "x" * 50 + "é/home//ada/x " + "y" * (gap // width) + " &#x2f;tmp " + "z" * 30_000
+    data = ("\ufeff" + text).encode(codec)
+    whole = _observed_in(data, [])
+    for cut in range(1, len(data), 1_999):
+        assert _observed_in(data, [cut]) == whole, cut
