@@ -115,7 +115,11 @@ def test_the_same_bench_builds_the_same_bytes_into_any_folder():
     one()
 
 
-def test_a_dry_run_writes_nothing_and_finds_what_the_build_refuses_on():
+def test_a_dry_run_writes_nothing_and_finds_what_the_build_refuses_on(tmp_path, monkeypatch):
+    # A temporary folder of this test's own: the suite's other dry runs, in other workers at the
+    # same time, stage theirs in the shared one.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
     @settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(benches())
     def one(spec):
