@@ -33,7 +33,7 @@ from typing import Any, Callable, Protocol, cast
 from kitbuild.leaks import Leak
 from kitbuild.lines import BLOCK_SIZE
 
-__all__ = ["IN_COMPRESSED", "Budget", "Unpacked", "compression_of", "stream_at"]
+__all__ = ["IN_COMPRESSED", "Budget", "Unpacked", "compression_of"]
 
 DEPTH = 3
 FLOOR = 1 << 30
@@ -54,50 +54,6 @@ _MAGIC = (
 # puts the column first, kitbuild.embedded where its base64 or stream is): the build's advice
 # for such a finding says to decompress it (kitbuild.gate).
 IN_COMPRESSED = re.compile(r"^(?:column [0-9]+: )?(?:in the (?:base64|compressed data) here, )?in its (?:(?:" + "|".join([name for name, _ in _MAGIC if name != "zip"] + ["zlib"]) + r") content|zip member [0-9]+)")
-# A PNG text chunk's language tag and translated keyword, each read this far for its NUL.
-_PNG_FIELD = 256
-
-
-def stream_at(data: bytes, start: int) -> tuple[str, int] | None:
-    """The compression of a stream found at ``start`` in a file that is not compressed itself
-    (kitbuild.embedded), and where its compressed bytes begin; None if there is none after all.
-
-    At a format's magic bytes, the stream starts there. At the start of a PDF stream's data
-    (the keyword ``stream`` and its line end) or of a PNG text chunk (``zTXt``, ``iTXt``), the
-    file's own structure says where a zlib stream begins: it has no magic to find it by
-    (its two header bytes turn up by chance every 16 KiB of random data), but a figure's title,
-    its labels or its metadata can hold a path there."""
-    kind = compression_of(data[start : start + 16])
-    if kind is not None:
-        return kind, start
-    if data.startswith(b"stream", start):
-        at = start + (8 if data.startswith(b"\r\n", start + 6) else 7)
-    elif data.startswith((b"zTXt", b"iTXt"), start):
-        # keyword NUL, then zTXt: method 0; iTXt: compressed 1, method 0, language tag NUL,
-        # translated keyword NUL.
-        keyword = data.find(b"\0", start + 5, start + 84)
-        if keyword < 0:
-            return None
-        if data[start] == ord("z"):
-            at = keyword + 2 if data[keyword + 1 : keyword + 2] == b"\0" else -1
-        elif data[keyword + 1 : keyword + 3] == b"\1\0":
-            tag = data.find(b"\0", keyword + 3, keyword + 3 + _PNG_FIELD)
-            translated = data.find(b"\0", tag + 1, tag + 1 + _PNG_FIELD) if tag >= 0 else -1
-            at = translated + 1 if translated >= 0 else -1
-        else:
-            return None
-        if at < 0:
-            return None
-    else:
-        return None
-    header = data[at : at + 2]
-    # zlib's header (RFC 1950): deflate, a window of at most 32 KiB, no preset dictionary, and
-    # the two bytes a multiple of 31.
-    if len(header) == 2 and header[0] & 0x0F == 8 and header[0] >> 4 <= 7 and not header[1] & 0x20 and int.from_bytes(header, "big") % 31 == 0:
-        return "zlib", at
-    return None
-
-
 def compression_of(head: bytes) -> str | None:
     """The compression a file's first bytes say it is in, or None."""
     for name, magics in _MAGIC:

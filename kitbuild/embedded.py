@@ -34,9 +34,10 @@ import binascii
 import re
 from typing import Callable
 
-from kitbuild.compressed import Budget, Inner, Unpacked, compression_of, stream_at
+from kitbuild.compressed import Budget, Inner, Unpacked, compression_of
 from kitbuild.leakbase64 import CONTAINED, STANDARD
 from kitbuild.leaks import Leak
+from kitbuild.streamstarts import stream_at
 
 __all__ = ["Embedded"]
 

@@ -70,7 +70,7 @@ def finding_advice(findings: list[Finding]) -> list[str]:
     advice = [f"{code}: {_ADVICE[code]}." for code in sorted({f.code for f in findings}) if code in _ADVICE]
     zlib = [f for f in findings if IN_COMPRESSED.match(f.message) and "in its zlib content" in f.message]
     if zlib:
-        advice.append("A PDF's streams and a PNG's text chunks are read decompressed too, and a rule never rewrites inside them: make the file again without the private text (a figure's title or labels, the metadata its program wrote), or exclude the file.")
+        advice.append("A PDF's streams, a PNG's text chunks and git's objects are read decompressed too, and a rule never rewrites inside them: make the file again without the private text (a figure's title or labels, the metadata its program wrote), or exclude the file (a .git folder: 'exclude: [\".git/**\"]' on its source).")
     if any(IN_COMPRESSED.match(f.message) for f in findings if f not in zlib):
         advice.append("A rule never rewrites inside compressed data (a compressed file, or a tar holding one, is copied as it is, and base64 is not decoded): decompress it in the bench, so the rules rewrite what it holds, or exclude the file.")
     return advice

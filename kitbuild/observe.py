@@ -28,7 +28,7 @@ from typing import Any, BinaryIO, Callable, Mapping
 import ahocorasick_rs
 import orjson
 
-from kitbuild.compressed import DEPTH, Budget, Unpacked, compression_of
+from kitbuild.compressed import DEPTH, Budget, Unpacked
 from kitbuild.digests import DIGEST_LENGTH, digest_starts, may_spell_digest
 from kitbuild.embedded import Embedded
 from kitbuild.fileformat import format_of
@@ -37,6 +37,7 @@ from kitbuild.index import WRITTEN
 from kitbuild.leaks import Leak, LeakScanner
 from kitbuild.lines import BLOCK_SIZE
 from kitbuild.pairs import json_pairs
+from kitbuild.streamstarts import file_compression
 from kitbuild.tarlayout import Layout, layout_of, scan as tar_scan
 
 FIRST_READ = 64 << 10
@@ -260,7 +261,7 @@ class Observer:
     def _sniff(self, head: bytes) -> None:
         """Binary or not, and compressed or not, from the file's first bytes."""
         self.obs.binary = b"\0" in head[:BINARY_SNIFF]
-        kind = compression_of(head)
+        kind = file_compression(head)
         if kind is not None and self._depth < DEPTH:
             self._unpacked = Unpacked(kind, *self._layer())
         self._tar = layout_of(head, self._layer()[1], self.plan.allow) if self.obs.binary and kind is None else None

@@ -15,13 +15,13 @@ from __future__ import annotations
 import hashlib
 from typing import NamedTuple
 
-from kitbuild.compressed import compression_of
 from kitbuild.fileformat import format_of
 from kitbuild.index import WRITTEN
 from kitbuild.kitview import KitFS, MemberError
 from kitbuild.leaks import LeakScanner
 from kitbuild.lines import BLOCK_SIZE
 from kitbuild.observe import BINARY_SNIFF, Observation, Observer, Plan
+from kitbuild.streamstarts import file_compression
 
 PART_BYTES = 64 << 20  # a file is cut only into parts at least this large
 PARTS_PER_WORKER = 2  # more parts than workers: they share the work with the hash job
@@ -50,7 +50,7 @@ def cut(fs: KitFS, path: str, size: int, jobs: int, plan: Plan) -> list[Part] | 
     try:
         with fs.open(path) as stream:
             head = stream.read(BINARY_SNIFF)
-            if b"\0" in head or compression_of(head) is not None or b"%PDF-" in head[:1024]:
+            if b"\0" in head or file_compression(head) is not None or b"%PDF-" in head[:1024]:
                 # binary, compressed (read through from its start), or a PDF (its zlib streams
                 # run across lines: kitbuild.embedded): observed whole
                 return None

@@ -22,8 +22,9 @@ from kitbuild.shapes import EMAIL_AT, local_part_start
 __all__ = ["RecordsLayout", "is_records"]
 
 # Magic bytes at a file's start: SQLite, parquet, Arrow and Feather v2, NumPy, HDF5, Avro, ORC,
-# a pickle of protocol 2 to 5, and an OLE2 compound file (a .xls or .doc).
-_MAGICS = (b"SQLite format 3\0", b"PAR1", b"ARROW1", b"\x93NUMPY", b"\x89HDF\r\n\x1a\n", b"Obj\x01", b"ORC", b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")
+# a pickle of protocol 2 to 5, an OLE2 compound file (a .xls or .doc), and what a git object
+# holds decompressed (its type, its size and a NUL, then a commit's author and committer).
+_MAGICS = (b"SQLite format 3\0", b"PAR1", b"ARROW1", b"\x93NUMPY", b"\x89HDF\r\n\x1a\n", b"Obj\x01", b"ORC", b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", b"commit ", b"tag ", b"tree ", b"blob ")
 # Generic top-level domains and the country codes researchers' addresses use most. Every
 # two-letter code added makes a chance match a little likelier (see the module's note).
 _TLDS = (

@@ -42,8 +42,11 @@ from kitbuild.sources import _walk  # the build's own walk, so init lists (and r
 from kitbuild.sources import glob_regex
 
 # Logs rarely belong in a kit and often print private paths, machine names and other runs'
-# folders: init proposes excluding them (the researcher deletes the line to publish them).
+# folders, and a version-control folder holds every file ever committed (one deleted from the
+# work tree long ago too) and its authors' e-mail addresses: init proposes excluding them (the
+# researcher deletes the line to publish them).
 LOG_GLOBS = ("**/logs/**", "**/*.log")
+VCS_GLOBS = ("**/.git/**", "**/.hg/**", "**/.svn/**")
 
 # Keys whose values name a machine in the records benches write.
 HOST_FIELDS = ("box", "host", "hostname", "machine", "node", "route", "server")
@@ -331,7 +334,7 @@ def scan_bench(paths: Iterable[str | os.PathLike[str]]) -> BenchScan:
     files: list[tuple[str, Path]] = []
     trees: list[tuple[BenchFolder, set[str]]] = []
     excluded: dict[int, tuple[tuple[str, ...], int]] = {}
-    log_res = [(g, glob_regex(g)) for g in LOG_GLOBS]
+    log_res = [(g, glob_regex(g)) for g in LOG_GLOBS + VCS_GLOBS]
     for folder in folders:
         source = Source(folder.index, folder.path, folder.real, folder.as_, None, (), (), str(folder.path))
         entries: set[str] = set()
@@ -349,7 +352,7 @@ def scan_bench(paths: Iterable[str | os.PathLike[str]]) -> BenchScan:
             entries.update("/".join(parts[:j]) for j in range(1, len(parts) + 1))
         trees.append((folder, entries))
         if left_out:
-            excluded[folder.index] = (tuple(g for g in LOG_GLOBS if g in matched), left_out)
+            excluded[folder.index] = (tuple(g for g in LOG_GLOBS + VCS_GLOBS if g in matched), left_out)
     files.sort()
 
     own = [form for folder in folders for form in folder.absolute_forms()]

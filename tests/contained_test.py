@@ -3,6 +3,7 @@ a figure's title, its labels or the metadata its program wrote, compressed with 
 
 from __future__ import annotations
 
+import hashlib
 import random
 import struct
 import time
@@ -12,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kitbuild.compressed import stream_at
+from kitbuild.streamstarts import stream_at
 from kittest import write_kit
 from streams_test import found
 
@@ -111,3 +112,68 @@ def test_build_stops_on_a_path_in_a_pdf_figure_and_verify_finds_it_in_a_kit(tmp_
     report = cli("verify", tmp_path / "kit")
     assert report.exit_code == 1
     assert "KB501 r/ok.json:6: column 1: in the compressed data here, in its zlib content at line 1, column 33: a private path (/home/…)" in report.stdout
+
+
+# -- git's objects: a loose object is a zlib stream from its first byte, a pack a row of them ----
+
+COMMIT = b"tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor Ada Lovelace <ada@uni-example.de> 1700000000 +0100\ncommitter Ada Lovelace <ada@uni-example.de> 1700000000 +0100\n\nrun from /home/ada/runs\n"
+BLOB = b"/home/ada/secret/notes\n"
+
+
+def loose(kind: bytes, data: bytes) -> bytes:
+    return zlib.compress(kind + b" %d\0" % len(data) + data)
+
+
+def pack(*objects: tuple[int, bytes]) -> bytes:
+    """A git pack (version 2) of whole objects: (type, data), 1 a commit, 3 a blob."""
+    out = b"PACK" + struct.pack(">II", 2, len(objects))
+    for kind, data in objects:
+        size, header = len(data) >> 4, bytearray()
+        first = kind << 4 | len(data) & 15
+        while size:
+            header.append(first | 0x80)
+            first, size = size & 0x7F, size >> 7
+        header.append(first)
+        out += bytes(header) + zlib.compress(data)
+    return out + hashlib.sha1(out).digest()
+
+
+def test_a_path_and_an_e_mail_in_gits_loose_objects_are_found():
+    assert [(code, what) for code, _, what in found("objects/da/f0cf", loose(b"commit", COMMIT))] == [
+        ("KB502", "in its zlib content at line 2, column 22: an e-mail address"),
+        ("KB502", "in its zlib content at line 3, column 25: an e-mail address"),
+        ("KB501", f"in its zlib content at line 5, column 10: {SECRET}"),
+    ]
+    assert [what for _, _, what in found("objects/f0/9861", loose(b"blob", BLOB))] == [f"in its zlib content at line 1, column 9: {SECRET}"]
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(1, 300))
+def test_a_path_and_an_e_mail_in_a_git_pack_are_found_in_blocks_of_any_size(block):
+    data = pack((3, b"clean\n" * 40), (1, COMMIT), (3, BLOB))
+    leaks = found("objects/pack/pack-1.pack", data, block)
+    assert [(code, what.split(": ", 1)[-1]) for code, _, what in leaks] == [("KB502", "an e-mail address")] * 2 + [("KB501", SECRET)] * 2
+    assert leaks == found("objects/pack/pack-1.pack", data)
+
+
+def test_a_file_that_starts_as_zlib_by_chance_gives_nothing():
+    rng = random.Random(3)
+    for _ in range(200):
+        assert found("r.bin", b"x\x9c" + rng.randbytes(rng.randrange(0, 5000))) == []
+    assert found("notes.txt", b"x^2 + y^2 = z^2, see /data\n") == []
+
+
+def test_init_leaves_a_git_folder_out_and_a_build_that_keeps_it_stops(tmp_path, cli, monkeypatch):
+    from kittest import make_files
+
+    monkeypatch.chdir(tmp_path)
+    make_files(tmp_path / "bench", {"scores.tsv": "q\tscore\n1\t0.5\n", ".git": {"HEAD": "ref: refs/heads/main\n", "objects": {"da": {"f0cf": loose(b"commit", COMMIT)}}}})
+    assert cli("init", "bench", "--date", "2026-12-01").exit_code == 0
+    config = (tmp_path / "kit.yaml").read_text()
+    assert 'exclude: ["**/.git/**"]' in config and "authors' e-mail addresses" in config
+    assert cli("build").exit_code == 0 and not (tmp_path / "kit" / "bench" / ".git").exists()
+    (tmp_path / "kit.yaml").write_text(config.replace('    exclude: ["**/.git/**"]\n', ""))
+    result = cli("build")
+    said = result.stdout + result.stderr
+    assert result.exit_code == 1 and "KB502 bench/.git/objects/da/f0cf: in its zlib content at line 2" in said
+    assert "git's objects are read decompressed too" in said

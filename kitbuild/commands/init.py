@@ -30,7 +30,7 @@ from kitbuild.matchers import Matcher
 from kitbuild.lines import blocks_of, locate
 from kitbuild.observe import Plan
 from kitbuild.parallel import map_files
-from kitbuild.scan import BenchScan, scan_bench
+from kitbuild.scan import VCS_GLOBS, BenchScan, scan_bench
 
 # Files listed under one proposal before the rest are summed up; kit.yaml stays readable.
 SHOWN_FILES = 8
@@ -161,11 +161,18 @@ def starter_config(scan: BenchScan, config_dir: Path, date: str, leaks: Sequence
         ]
         if folder.index in scan.excluded:
             globs, left_out = scan.excluded[folder.index]
-            lines += [
-                f"    # {left_out} log file{'s' if left_out != 1 else ''} left out: logs rarely belong in a kit and often print private",
-                "    # paths and machine names. Delete the exclude line to publish them (init did not scan them).",
-                "    exclude: [" + ", ".join(_scalar(g) for g in globs) + "]",
-            ]
+            if not set(globs) & set(VCS_GLOBS):
+                lines += [
+                    f"    # {left_out} log file{'s' if left_out != 1 else ''} left out: logs rarely belong in a kit and often print private",
+                    "    # paths and machine names. Delete the exclude line to publish them (init did not scan them).",
+                ]
+            else:
+                lines += [
+                    f"    # {left_out} file{'s' if left_out != 1 else ''} of logs and version control left out: they rarely belong in a kit, and",
+                    "    # print private paths, machine names and authors' e-mail addresses (a .git folder holds every",
+                    "    # file ever committed). Delete the exclude line to publish them (init did not scan them).",
+                ]
+            lines.append("    exclude: [" + ", ".join(_scalar(g) for g in globs) + "]")
 
     lines.append("rules:")
     if not scan.maps and not scan.own_printed:
