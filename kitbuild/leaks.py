@@ -54,10 +54,10 @@ class Leak:
 # -- literals ----------------------------------------------------------------------------------
 
 # A private string with no '/' or '\\' is a name (a host, a user): it fires only as a whole name,
-# so 'gpu07' is not found in 'gpu070' or 'xgpu07' (nor in 'x.gpu07', another host), and is
-# found in 'gpu07.lab.example.org' (its short form is private either way) and at a sentence's
-# end ('gpu07.'). '_' is no part of a host name (RFC 1123), so 'host_gpu07_rank0' and
-# 'ada_runs' name it too. A path fires anywhere, as plain text.
+# so 'gpu07' is not found in 'gpu070', 'xgpu07' or 'x.gpu07' (another host), and is found in
+# 'gpu07.lab.example.org' (its short form is private either way), at a sentence's end ('gpu07.'),
+# and, with a dot of its own, after one: 'x.gpu07.lab.example.org' is in its domain. '_' is no
+# part of a host name (RFC 1123): 'host_gpu07_rank0' names it too. A path fires anywhere.
 _NAME_BEFORE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-")
 _NAME_AFTER = _NAME_BEFORE - {ord(".")}
 # The longest private or allow string, in UTF-8 bytes: fully \u-escaped (6 bytes a byte) it
@@ -397,7 +397,7 @@ class LeakScanner:
         for start, index in sorted(every):
             for literal in tables.literals[index]:
                 end = start + len(literal.whole)
-                if text[start:end].lower() == literal.whole and (not (alone and literal.name) or _name_bounded(text, start, end, literal.encoding)):
+                if text[start:end].lower() == literal.whole and (not (alone and literal.name) or _name_bounded(text, start, end, literal.encoding, b"." in literal.whole)):
                     matches.append((literal, start, end))
         return matches
 
@@ -460,14 +460,14 @@ class LeakScanner:
 _HYPERSCAN_LITERALS = 5000
 
 
-def _name_bounded(text: bytes, start: int, end: int, encoding: Encoding) -> bool:
+def _name_bounded(text: bytes, start: int, end: int, encoding: Encoding, dotted: bool = False) -> bool:
     """Whether a name found at text[start:end] stands alone (see _NAME_BEFORE)."""
     unit = encoding.unit
     before, escape, after = char(text, start - unit, encoding), char(text, start - 2 * unit, encoding), char(text, end, encoding)
     # A JSON escape's letter ('\\ngpu07'), a terminal code's ('ESC[1mgpu07'), is no part of the name.
     if before in ESCAPE_LETTERS and escape == 0x5C or unit == 1 and after_terminal_code(text, start):
         before = None
-    return before not in _NAME_BEFORE and after not in _NAME_AFTER
+    return (before not in _NAME_BEFORE or dotted and before == 0x2E) and after not in _NAME_AFTER
 
 
 def _settle(found: list[_Found], lo: int, hi: int) -> list[Leak]:

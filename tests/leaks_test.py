@@ -196,6 +196,21 @@ def test_a_name_fires_only_where_it_stands_alone(text, fires):
     assert bool(found(text.encode("utf-16-le"), scanner, binary=True)) == fires
 
 
+@pytest.mark.parametrize(
+    "text, fires",
+    [
+        ("x.gpu07.lab.example.org", True),  # a host in its domain: the domain is named
+        ("tfevents.1700000000.gpu07.lab.example.org.1234.0", True),
+        ("xgpu07.lab.example.org", False),
+        ("gpu07.lab.example.orgs", False),
+    ],
+)
+def test_a_dotted_name_fires_after_a_dot_too(text, fires):
+    scanner = LeakScanner({"gpu07.lab.example.org": "a machine name"})
+    assert bool(found(text.encode(), scanner)) == fires
+    assert bool(found(text.encode("utf-16-le"), scanner, binary=True)) == fires
+
+
 def test_a_path_fires_anywhere_as_plain_text():
     scanner = LeakScanner({"/x/ls-2026-11-07": "the private path of sources[0] (run)"})
     assert found(b"a/x/ls-2026-11-07b", scanner) == [("KB901", 1)]

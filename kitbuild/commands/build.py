@@ -23,7 +23,7 @@ from kitbuild.checks import check
 from kitbuild.config import DEFAULT_CONFIG, Config, check_out, load_config
 from kitbuild.errors import ConfigError, LeakError
 from kitbuild.findings import Finding
-from kitbuild.gate import gate_findings, gate_message, scrub
+from kitbuild.gate import gate_findings, gate_message, name_findings, names_message, scrub
 from kitbuild.hashing import BlockHasher
 from kitbuild.jsonfile import dump_json, dump_json_pieces
 from kitbuild.kitdocs import placeholders_of, read_docs, word_forms
@@ -207,6 +207,9 @@ def build(
         pairs=False,  # read once the copies are final (see _withhold)
     )
     map_keys = _map_keys(config)
+    named = name_findings([f.kit_path for f in files], plan.scanner, plan.private)
+    if named:
+        raise LeakError(names_message(named), named)
     with Staging(target, dry_run) as staging:
         work = Work(matchers, plan, dry_run, tuple(key.encode("utf-8") for key, _ in map_keys))
         results = _write_all(files, work, staging.path, workers, progress)

@@ -594,3 +594,20 @@ def test_a_map_entry_seen_only_in_a_file_whose_digests_are_withheld_is_not_warne
     assert document["ok"] is True, result.stdout
     assert (bench / "kit/run/a.ndjson").read_text() == '{"of": "run/b.txt", "sha256": "withheld"}\n'
     assert [w["code"] for w in document["warnings"]] == []
+
+
+@pytest.mark.parametrize("name", ["events.out.tfevents.1700000000.gpu07.lab.example.org.1234.0", "gpu07.log", "GPU07_rank0.txt"])
+def test_a_file_named_after_a_private_machine_stops_the_build_and_the_dry_run(bench, cli, name):
+    # A rule never renames a file, and index.json, SHA256SUMS and the pages print every name.
+    (bench / "src" / "run").mkdir(parents=True)
+    (bench / "src" / "run" / "r.json").write_text('{"route": "gpu07.lab.example.org"}\n')
+    (bench / "src" / "run" / name).write_text("x\n")
+    config = write_kit(bench, out="kit", sources=[{"path": "src", "as": "s"}], rules=[{"use": "box-name-to-role", "with": {"names": {"gpu07.lab.example.org": "worker"}, "fields": ["route"]}}])
+    for args in (("build", config, "--dry-run"), ("build", config)):
+        result = cli(*args)
+        said = result.stdout + result.stderr
+        assert result.exit_code == 1 and not (bench / "kit").exists()
+        assert "1 file name holds a private string kit.yaml names" in said and "KB901 s/run/" in said
+        assert "gpu07" not in said.lower() and "rename the file in the bench, or exclude it" in said
+    (bench / "src" / "run" / name).rename(bench / "src" / "run" / "worker.log")
+    assert cli("build", config).exit_code == 0
