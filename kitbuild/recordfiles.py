@@ -16,15 +16,19 @@ domain of the short list below. In random bytes such a match is expected about o
 from __future__ import annotations
 
 import re
+import zlib
 
 from kitbuild.shapes import EMAIL_AT, local_part_start
 
-__all__ = ["RecordsLayout", "is_records"]
+__all__ = ["ZLIB_ROWS", "RecordsLayout", "is_records"]
 
-# Magic bytes at a file's start: SQLite, parquet, Arrow and Feather v2, NumPy, HDF5, Avro, ORC,
-# a pickle of protocol 2 to 5, an OLE2 compound file (a .xls or .doc), and what a git object
-# holds decompressed (its type, its size and a NUL, then a commit's author and committer).
-_MAGICS = (b"SQLite format 3\0", b"PAR1", b"ARROW1", b"\x93NUMPY", b"\x89HDF\r\n\x1a\n", b"Obj\x01", b"ORC", b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", b"commit ", b"tag ", b"tree ", b"blob ")
+# Files of records that store their rows in zlib streams with no magic of their own: an HDF5
+# file's chunks (its deflate filter), a git pack's objects (a commit's author, a file deleted
+# long ago). The magic bytes of other files of records: SQLite, parquet, Arrow and Feather v2,
+# NumPy, Avro, ORC, a pickle of protocol 2 to 5, an OLE2 compound file (a .xls or .doc), and
+# what a git object holds decompressed (its type, its size and a NUL, then a commit's author).
+ZLIB_ROWS = (b"\x89HDF\r\n\x1a\n", b"PACK\0\0\0\2", b"PACK\0\0\0\3")
+_MAGICS = ZLIB_ROWS + (b"SQLite format 3\0", b"PAR1", b"ARROW1", b"\x93NUMPY", b"Obj\x01", b"ORC", b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", b"commit ", b"tag ", b"tree ", b"blob ")
 # Generic top-level domains and the country codes researchers' addresses use most. Every
 # two-letter code added makes a chance match a little likelier (see the module's note).
 _TLDS = (
@@ -34,7 +38,19 @@ _TLDS = (
 # starts with the local part is tried at every byte (90 MB/s).
 _DOMAIN = re.compile(rb"@[A-Za-z0-9-][A-Za-z0-9.-]{2,250}\.(?:" + "|".join(sorted(_TLDS, key=len, reverse=True)).encode() + rb")(?![A-Za-z0-9-])")
 _LOCAL = 2  # characters before the '@', at least
+# The headers zlib writes (a 32 KiB window, each level's flag byte): what HDF5 and git write.
+_ZLIB = re.compile(rb"\x78[\x01\x5e\x9c\xda]")
 _BEFORE, _AFTER = 64, 256  # how far before its '@' an address may start, and after it end
+
+
+def _opens(window: bytes, at: int) -> bool:
+    """Whether the bytes at ``at`` read as the start of a zlib stream: a header by chance is
+    corrupt within a few bytes, and so is passed over here in C, before any reader is made."""
+    try:
+        zlib.decompressobj().decompress(window[at : at + 256])
+    except zlib.error:
+        return False
+    return True
 
 
 def is_records(head: bytes) -> bool:
@@ -46,8 +62,15 @@ class RecordsLayout:
     """Where such a file's addresses are, for kitbuild.tarlayout.scan to scan as text.
     ``allow``: the allow list's strings."""
 
-    def __init__(self, allow: tuple[str, ...]) -> None:
+    def __init__(self, allow: tuple[str, ...], zlib: bool = False) -> None:
         self.allow = tuple(text.encode() for text in allow if "@" in text)
+        self.zlib = zlib
+
+    def streams(self, window: bytes, lo: int, hi: int) -> list[int]:
+        """Where in window[lo:hi] a zlib stream may start, in a file of ZLIB_ROWS: every zlib
+        header (kitbuild.embedded reads one stream at a time, and passes over a header inside
+        the one it reads; one by chance ends a few bytes in)."""
+        return [m.start() for m in _ZLIB.finditer(window, lo, hi) if _opens(window, m.start())] if self.zlib else []
 
     def text_spans(self, window: bytes, base: int, lo: int, hi: int) -> list[tuple[int, int]]:
         """The spans of window[lo:hi] that hold the start of an address, in order (each from

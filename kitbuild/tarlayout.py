@@ -15,13 +15,11 @@ hold, or two zero blocks (the end), stop the reading, and the rest is binary dat
 
 from __future__ import annotations
 
-import re
 from typing import Protocol
 
 from kitbuild.compressed import Budget
 from kitbuild.leaks import Leak, LeakScanner
-from kitbuild.recordfiles import RecordsLayout, is_records
-from kitbuild.streamstarts import is_zlib
+from kitbuild.recordfiles import ZLIB_ROWS, RecordsLayout, is_records
 
 __all__ = ["Layout", "TarLayout", "is_tar", "layout_of", "scan"]
 
@@ -52,36 +50,20 @@ def _size(header: bytes) -> int | None:
 class Layout(Protocol):
     def text_spans(self, window: bytes, base: int, lo: int, hi: int) -> list[tuple[int, int]]: ...
 
+    def streams(self, window: bytes, lo: int, hi: int) -> list[int]: ...
+
 
 def layout_of(head: bytes, budget: Budget, allow: tuple[str, ...]) -> Layout | None:
     """What of a binary file (or layer, ``budget`` shared with the rest of its file) is scanned
     as text: a tar's text members, or the e-mail addresses of a file of records (and of every
-    layer inside one: kitbuild.recordfiles; ``allow``: the allow list's strings); and where a
-    git pack's objects start."""
+    layer inside one: kitbuild.recordfiles; ``allow``: the allow list's strings); and where the
+    zlib streams of a git pack's objects or an HDF5 file's chunks may start."""
     if is_tar(head):
         return TarLayout()
-    if head.startswith((b"PACK\0\0\0\2", b"PACK\0\0\0\3")):
-        budget.records = True  # a commit's author: an e-mail in what a delta object inserts
-        return PackLayout()
     if budget.records or is_records(head):
         budget.records = True
-        return RecordsLayout(allow)
+        return RecordsLayout(allow, zlib=head.startswith(ZLIB_ROWS))
     return None
-
-
-class PackLayout:
-    """A git pack (``.git/objects/pack/*.pack``): each object is a zlib stream after a header of
-    a few bytes, and a file deleted from the work tree long ago is still there. Every zlib
-    header is a place a stream may start (kitbuild.embedded reads one at a time: a header inside
-    the stream being read is passed over)."""
-
-    _HEADER = re.compile(rb"[\x08\x18\x28\x38\x48\x58\x68\x78][\x00-\xff]")
-
-    def text_spans(self, window: bytes, base: int, lo: int, hi: int) -> list[tuple[int, int]]:
-        return []
-
-    def streams(self, window: bytes, lo: int, hi: int) -> list[int]:
-        return [m.start() for m in self._HEADER.finditer(window, lo, hi) if is_zlib(window[m.start() : m.start() + 2])]
 
 
 class TarLayout:
@@ -111,6 +93,9 @@ class TarLayout:
         self.text = [(a, b) for a, b in self.text if b > first]
         return [(max(a, first) - base, min(b, last) - base) for a, b in self.text if a < last]
 
+    def streams(self, window: bytes, lo: int, hi: int) -> list[int]:
+        return []  # (a member's own magic is found in the scan)
+
 
 def scan(scanner: LeakScanner, window: bytes, base: int, lo: int, hi: int, binary: bool, compressed: list[int] | None, layout: Layout | None) -> list[Leak]:
     """``scanner.scan`` of window[lo:hi], the layout's text spans in it scanned as text (each
@@ -118,11 +103,6 @@ def scan(scanner: LeakScanner, window: bytes, base: int, lo: int, hi: int, binar
     than twice its bytes in context). ``compressed`` gets the starts the binary pieces hold."""
     if layout is None:
         return scanner.scan(window, binary=binary, lo=lo, hi=hi, compressed=compressed)
-    if isinstance(layout, PackLayout):
-        leaks = scanner.scan(window, binary=binary, lo=lo, hi=hi, compressed=compressed)
-        if compressed is not None:
-            compressed[:] = sorted({*compressed, *layout.streams(window, lo, hi)})
-        return leaks
     found: list[Leak] = []
     at = lo
     for a, b, text in [*((span[0], span[1], True) for span in layout.text_spans(window, base, lo, hi)), (hi, hi, False)]:
@@ -136,4 +116,7 @@ def scan(scanner: LeakScanner, window: bytes, base: int, lo: int, hi: int, binar
             if starts and compressed is not None:
                 compressed += [start + s for s in starts]
         at = b
+    streams = layout.streams(window, lo, hi) if compressed is not None else []
+    if streams and compressed is not None:
+        compressed[:] = sorted({*compressed, *streams})
     return found

@@ -177,3 +177,17 @@ def test_init_leaves_a_git_folder_out_and_a_build_that_keeps_it_stops(tmp_path, 
     said = result.stdout + result.stderr
     assert result.exit_code == 1 and "KB502 bench/.git/objects/da/f0cf: in its zlib content at line 2" in said
     assert "git's objects are read decompressed too" in said
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(1, 400))
+def test_a_path_and_an_e_mail_in_an_hdf5_files_deflated_chunks_are_found(block):
+    # Fixed-length strings, NUL-padded (binary), in chunks an HDF5 deflate filter wrote as zlib.
+    cells = b"".join(text.ljust(32, b"\0") for text in (b"q1", b"/home/ada/runs/x", b"ada@uni-example.de", b"q2"))
+    data = b"\x89HDF\r\n\x1a\n" + bytes(200) + zlib.compress(bytes(range(256)) * 8) + zlib.compress(cells) + bytes(64)
+    leaks = found("scores.h5", data, block)
+    assert sorted((code, what.split(": ", 1)[-1]) for code, _, what in leaks) == [("KB501", SECRET), ("KB502", "an e-mail address")]
+    assert leaks == found("scores.h5", data)
+    # Without the HDF5 magic, a zlib stream in binary data is not looked for (its two header
+    # bytes turn up every 16 KiB of random bytes).
+    assert found("scores.bin", b"\0" * 8 + data[8:]) == []
