@@ -264,7 +264,8 @@ class Observer:
         kind = file_compression(head)
         if kind is not None and self._depth < DEPTH:
             self._unpacked = Unpacked(kind, *self._layer())
-        self._tar = layout_of(head, self._layer()[1], self.plan.allow) if self.obs.binary and kind is None else None
+        # A zip's stored members are its own bytes (a NumPy .npz): it may hold records as they are.
+        self._tar = layout_of(head, self._layer()[1], self.plan.allow) if self.obs.binary and kind in (None, "zip") else None
 
     def _layer(self) -> tuple[Callable[[], Observer], Budget, bool]:
         """What a layer inside this file needs (kitbuild.compressed, kitbuild.embedded): a fresh

@@ -8,8 +8,8 @@ annotator's or an author's address in a results database is exactly what must no
 file whose first bytes are one of these formats' (and every layer inside it: a parquet page in
 gzip, kitbuild.compressed) is searched for addresses that chance does not make: at least two
 characters before the '@', at least three after it before the last dot, and a top-level
-domain of the short list below. In random bytes such a match is expected about once in 130 GB
-(the two-letter domains make nearly all of it). Each one found is then scanned as text is
+domain of the short list below, whatever follows it. In random bytes such a match is expected
+about once in 100 GB (the two-letter domains make nearly all of it). Each one found is then scanned as text is
 (kitbuild.tarlayout.scan), so the allow list, the finding and its place are the text scan's.
 """
 
@@ -18,7 +18,8 @@ from __future__ import annotations
 import re
 import zlib
 
-from kitbuild.shapes import EMAIL_AT, local_part_start
+from kitbuild.leaks import Leak
+from kitbuild.shapes import EMAIL, EMAIL_AT, LOCAL_CHARS, local_part_start
 
 __all__ = ["ZLIB_ROWS", "RecordsLayout", "is_records"]
 
@@ -35,8 +36,11 @@ _TLDS = (
     "com org net edu gov mil int info biz app dev io ai eu us uk de fr ch nl be at se dk fi no it es pt pl cz ie ca au nz jp cn kr tw hk sg in il br ru"
 ).split()
 # Found from the '@', which `re` skips to in C: 1 GB/s over random bytes, where a pattern that
-# starts with the local part is tried at every byte (90 MB/s).
-_DOMAIN = re.compile(rb"@[A-Za-z0-9-][A-Za-z0-9.-]{2,250}\.(?:" + "|".join(sorted(_TLDS, key=len, reverse=True)).encode() + rb")(?![A-Za-z0-9-])")
+# starts with the local part is tried at every byte (90 MB/s). Whatever follows the domain: a
+# column's cells lie end to end in Arrow, Feather, ORC and a pandas pickle ('…@uni.deanon'),
+# and a pickle of protocol 2 or 3 puts its memo opcode right after a string ('…@uni.deq\x08').
+_DOMAIN = re.compile(rb"@[A-Za-z0-9-][A-Za-z0-9.-]{2,250}\.(?:" + "|".join(sorted(_TLDS, key=len, reverse=True)).encode() + rb")")
+_MAX_LOCAL = 64  # an address's local part, at most (kitbuild.shapes)
 _LOCAL = 2  # characters before the '@', at least
 # The headers zlib writes (a 32 KiB window, each level's flag byte): what HDF5 and git write.
 _ZLIB = re.compile(rb"\x78[\x01\x5e\x9c\xda]")
@@ -55,15 +59,27 @@ def _opens(window: bytes, at: int) -> bool:
 
 def is_records(head: bytes) -> bool:
     """Whether a binary file's first bytes say it holds records (see the module's note)."""
-    return head.startswith(_MAGICS)
+    if head.startswith(_MAGICS):
+        return True
+    # An Arrow IPC stream (what a Hugging Face dataset caches as .arrow) has no magic: it starts
+    # with a continuation marker and the length of its schema message, padded to 8 bytes.
+    if head.startswith(b"\xff\xff\xff\xff") and len(head) >= 8:
+        length = int.from_bytes(head[4:8], "little")
+        return 0 < length < 1 << 24 and length % 8 == 0
+    # NumPy's savez: a zip whose members are stored, not compressed; their bytes are the file's.
+    if head.startswith(b"PK\x03\x04") and head[8:10] == b"\0\0" and len(head) >= 30:
+        data = 30 + int.from_bytes(head[26:28], "little") + int.from_bytes(head[28:30], "little")
+        return head.startswith(_MAGICS, data)
+    return False
 
 
 class RecordsLayout:
-    """Where such a file's addresses are, for kitbuild.tarlayout.scan to scan as text.
-    ``allow``: the allow list's strings."""
+    """Where such a file's addresses are, for kitbuild.tarlayout.scan to scan as text, and those
+    the text scan cannot read whole, found here. ``allow``: the allow list's strings."""
 
     def __init__(self, allow: tuple[str, ...], zlib: bool = False) -> None:
-        self.allow = tuple(text.encode() for text in allow if "@" in text)
+        self.allow = tuple((text.encode(), text.encode().index(b"@")) for text in allow if "@" in text)
+        self.found: list[Leak] = []  # offsets in the window last given
         self.zlib = zlib
 
     def streams(self, window: bytes, lo: int, hi: int) -> list[int]:
@@ -76,16 +92,24 @@ class RecordsLayout:
         """The spans of window[lo:hi] that hold the start of an address, in order (each from
         its first character; the scan reads the context around it)."""
         spans: list[tuple[int, int]] = []
+        self.found = []
         for match in _DOMAIN.finditer(window, lo, min(len(window), hi + _BEFORE + _AFTER)):
             at = match.start()
             start = local_part_start(window, at)
-            whole = EMAIL_AT.match(window, at)  # the domain as the text scan reads it
-            if start is None or at - start < _LOCAL or not lo <= start < hi or whole is None or (spans and start < spans[-1][1]):
+            whole = start is not None and EMAIL_AT.match(window, at)  # as the text scan reads it
+            if start is None and at >= _MAX_LOCAL and all(c in LOCAL_CHARS for c in window[at - _MAX_LOCAL : at]):
+                start = at - _MAX_LOCAL  # cells run into it: its last 64 characters
+            if start is None or at - start < _LOCAL or not lo <= start < hi or (spans and start < spans[-1][1]):
                 continue
             # A record packs its cells with no byte between them ('q1500' then 'ada@uni.de' in a
-            # SQLite row): an allowed address is allowed where a cell before runs into it.
-            end = whole.end()
-            if any(start <= end - len(text) < at and window.startswith(text, end - len(text)) for text in self.allow):
+            # SQLite row, 'anon' after it in an Arrow column): an allowed address is allowed
+            # where cells run into it, if its domain ends where the one found here does.
+            if any(start <= at - k and window.startswith(text, at - k) and at - k + len(text) == match.end() for text, k in self.allow):
                 continue
-            spans.append((start, min(hi, end)))
+            if whole:
+                spans.append((start, min(hi, whole.end())))
+            else:
+                # Cells run into it (past the 64 characters a local part may have, or a digit
+                # after its domain): the text scan would not take it for an address.
+                self.found.append(Leak(EMAIL.code, start, EMAIL.what))
         return spans

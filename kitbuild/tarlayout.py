@@ -48,6 +48,9 @@ def _size(header: bytes) -> int | None:
 
 
 class Layout(Protocol):
+    # What text_spans found itself in the window it was last given (offsets in it).
+    found: list[Leak]
+
     def text_spans(self, window: bytes, base: int, lo: int, hi: int) -> list[tuple[int, int]]: ...
 
     def streams(self, window: bytes, lo: int, hi: int) -> list[int]: ...
@@ -73,6 +76,7 @@ class TarLayout:
         self.next = 0  # where the next header starts
         self.ended = False
         self.text: list[tuple[int, int]] = []  # text member data not yet wholly settled
+        self.found: list[Leak] = []  # a tar's own bytes hold no finding of their own
 
     def text_spans(self, window: bytes, base: int, lo: int, hi: int) -> list[tuple[int, int]]:
         """The parts of window[lo:hi] (``base``: the file offset of window[0]) that are text
@@ -103,9 +107,10 @@ def scan(scanner: LeakScanner, window: bytes, base: int, lo: int, hi: int, binar
     than twice its bytes in context). ``compressed`` gets the starts the binary pieces hold."""
     if layout is None:
         return scanner.scan(window, binary=binary, lo=lo, hi=hi, compressed=compressed)
-    found: list[Leak] = []
+    spans = layout.text_spans(window, base, lo, hi)
+    found: list[Leak] = list(layout.found)
     at = lo
-    for a, b, text in [*((span[0], span[1], True) for span in layout.text_spans(window, base, lo, hi)), (hi, hi, False)]:
+    for a, b, text in [*((span[0], span[1], True) for span in spans), (hi, hi, False)]:
         for first, last, as_text in ((at, a, False), (a, b, text)):
             if first >= last:
                 continue

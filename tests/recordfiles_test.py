@@ -4,10 +4,12 @@ pickle, a parquet file's compressed pages."""
 from __future__ import annotations
 
 import gzip
+import io
 import pickle
 import random
 import sqlite3
 import struct
+import zipfile
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -96,3 +98,42 @@ def test_build_stops_on_an_address_in_a_database_and_verify_finds_it_in_a_kit(tm
     (tmp_path / "kit" / "r" / "ok.json").write_bytes((tmp_path / "results.db").read_bytes())
     report = cli("verify", tmp_path / "kit")
     assert report.exit_code == 1 and "KB502 r/ok.json:" in report.stdout
+
+
+def _column(*cells: bytes) -> bytes:
+    """A string column as Arrow, Feather and ORC store it: its offsets, then its cells end to end."""
+    offsets = b"".join(struct.pack("<i", sum(map(len, cells[:i]))) for i in range(len(cells) + 1))
+    return offsets + b"\0" * 4 + b"".join(cells)
+
+
+def test_an_address_the_cells_around_it_run_into_is_found_and_its_allow_entry_passes_it():
+    column = _column(*[b"anon"] * 40, b"ada.lovelace@uni-example.de", *[b"anon"] * 40)
+    data = b"ARROW1\0\0" + b"\xff" * 8 + column + b"\0" * 64 + b"ARROW1"
+    # 160 letters run into its local part, and 'anon...' into its domain ('...@uni-example.deanon').
+    assert observed("t.feather", data) == [("KB502", EMAIL)]
+    assert observed("t.feather", data, allow=("ada.lovelace@uni-example.de",)) == []
+    # A cell that starts with a digit or a dot after it ('.deq1', a pickle's memo: '.deq\x08').
+    assert observed("t.feather", data.replace(b"example.deanon", b"example.deq1an")) == [("KB502", EMAIL)]
+    assert observed("t.feather", data.replace(b"example.deanon", b"example.deq1an"), allow=("ada.lovelace@uni-example.de",)) == []
+    # An allowed address is no cover for another whose domain only starts the same.
+    longer = data.replace(b"example.deanon", b"example.dept.example.com")
+    assert observed("t.feather", longer, allow=("ada.lovelace@uni-example.de",)) == [("KB502", EMAIL)]
+
+
+def test_an_address_in_a_pickle_of_protocol_2_and_3_is_found():
+    # Their memo opcode ('q', a byte) follows every string: '...@lab.example.orgq\x01'.
+    for protocol in (2, 3):
+        data = pickle.dumps({"by": "bob.smith@lab.example.org", "n": list(range(50))}, protocol=protocol)
+        assert observed("meta.pkl", data) == [("KB502", EMAIL)], protocol
+
+
+def test_an_address_in_an_arrow_stream_and_in_a_numpy_savez_file_is_found():
+    # An Arrow IPC stream starts with a continuation marker and its schema's padded length.
+    stream = b"\xff\xff\xff\xff" + struct.pack("<i", 328) + b"\0" * 328 + _column(b"q1", b"carol@example.com", b"q2")
+    assert observed("data.arrow", stream) == [("KB502", EMAIL)]
+    # np.savez stores each array's .npy in the zip as it is.
+    array = b"\x93NUMPY\x01\x00v\x00{'descr': '|S20', 'fortran_order': False, 'shape': (3,), }" + b" " * 51 + b"\n"
+    npz = io.BytesIO()
+    with zipfile.ZipFile(npz, "w", zipfile.ZIP_STORED) as archive:
+        archive.writestr("annotator.npy", array + b"anon\0" * 4 + b"carol@example.com\0\0\0" + b"anon\0" * 4)
+    assert observed("arrays.npz", npz.getvalue()) == [("KB502", EMAIL)]
