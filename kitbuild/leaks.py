@@ -37,7 +37,7 @@ import ahocorasick_rs
 from kitbuild.leakbase64 import COMPRESSED_STARTS, CONTAINED, DOCUMENT_STARTS, MAGICS, cores, decoded_hex_run, decoded_run, hex_forms, starts_run
 from kitbuild.leakpass import Pass, automaton, compiled
 from kitbuild.leakviews import ESCAPES, REACH, wide_stretches, UTF8, WIDE, WIDE_BE, WIDE_LE, Encoding, char, forms, same, through, views
-from kitbuild.shapes import ANCHORS, EMAIL, EMAIL_AT, ENCODED_ANCHORS, ESCAPE_LETTERS, FOLD_AFTER, FOLD_BEFORE, LOCAL_CHARS, Shape, absolute_through_dots, after_terminal_code, letter_before, match_start
+from kitbuild.shapes import ANCHORS, EMAIL, EMAIL_AT, ENCODED_ANCHORS, ESCAPE_LETTERS, FOLD_AFTER, FOLD_BEFORE, LOCAL_CHARS, Shape, absolute_through_dots, after_length_byte, after_terminal_code, letter_before, match_start
 
 __all__ = ["Leak", "LeakScanner"]
 
@@ -408,7 +408,7 @@ class LeakScanner:
             return
         m = shape.pattern.match(text, start)
         span = m.span() if m is not None and not (shape.path and letter_before(text, m.start(), binary)) else None
-        if m is None and shape.path and (after_terminal_code(text, start) or shape.home and absolute_through_dots(text, start)):  # as if it began the text
+        if m is None and shape.path and (after_terminal_code(text, start) or binary and after_length_byte(text, start) or shape.home and absolute_through_dots(text, start)):  # as if it began the text
             span = (start, start + m.end()) if (m := shape.pattern.match(text[start : start + 2 * _MAX_LITERAL])) else None
         if span is not None:
             found.append((shape.code, raw(span[0]), span[1] - span[0], shape.what, UTF8, self._allowed(text, *span, UTF8)))

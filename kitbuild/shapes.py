@@ -12,7 +12,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-__all__ = ["ANCHORS", "EMAIL", "EMAIL_AT", "ENCODED_ANCHORS", "ESCAPE_LETTERS", "FOLD_AFTER", "FOLD_BEFORE", "LOCAL_CHARS", "Shape", "absolute_through_dots", "after_terminal_code", "letter_before", "local_part_start", "match_start"]
+__all__ = ["ANCHORS", "EMAIL", "EMAIL_AT", "ENCODED_ANCHORS", "ESCAPE_LETTERS", "FOLD_AFTER", "FOLD_BEFORE", "LOCAL_CHARS", "Shape", "absolute_through_dots", "after_length_byte", "after_terminal_code", "letter_before", "local_part_start", "match_start"]
 
 # Every shape regex is tried only where one of its anchors (a literal every match contains) was
 # found: on clean records the anchors' search runs at gigabytes a second, a regex tried at every
@@ -185,6 +185,17 @@ def absolute_through_dots(text: bytes, start: int) -> bool:
     while at > 0 and text[at - 1] in _PATH_BYTES:
         at -= 1
     return text[at] == 0x2F and (at == 0 or text[at - 1] != 0x3A)
+
+
+_ALNUM = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+
+
+def after_length_byte(text: bytes, start: int) -> bool:
+    """Whether, in binary data, text[:start] ends with one letter or digit that no path byte
+    comes before: a string's length, as a pickle writes it after its opcode ('\x8cK' then a
+    path of 75 bytes), an Avro or protobuf field its varint. It is no part of the path after
+    it; in text it is ('x a/home/b' names a relative path), and so is a '.' ('./data/x')."""
+    return start >= 2 and text[start - 1] in _ALNUM and text[start - 2] not in _PATH_BYTES
 
 
 # How a record writes the escape that starts a terminal's control sequence: the byte itself, and

@@ -137,3 +137,14 @@ def test_an_address_in_an_arrow_stream_and_in_a_numpy_savez_file_is_found():
     with zipfile.ZipFile(npz, "w", zipfile.ZIP_STORED) as archive:
         archive.writestr("annotator.npy", array + b"anon\0" * 4 + b"carol@example.com\0\0\0" + b"anon\0" * 4)
     assert observed("arrays.npz", npz.getvalue()) == [("KB502", EMAIL)]
+
+
+def test_a_path_after_a_length_byte_that_reads_as_a_letter_is_found_in_a_pickle():
+    # Protocol 4 writes a string of fewer than 256 bytes after '\x8c' and its length: for 48 to
+    # 57, 65 to 90 and 97 to 122 bytes, a digit or a letter right before the '/'.
+    for length in [*range(48, 58), *range(65, 91), *range(97, 123)]:
+        data = pickle.dumps({"out": "/home/ada/" + "x" * (length - 10)}, protocol=4)
+        assert observed("meta.pkl", data) == [("KB501", "a private path (/home/…)")], length
+    # Relative paths stay relative: './data/x' (the '.' is the path's), 'runs/data/x'.
+    data = pickle.dumps({"a": "./data/" + "x" * 60, "b": "runs/data/" + "x" * 60}, protocol=4)
+    assert observed("meta.pkl", data) == []
