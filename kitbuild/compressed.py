@@ -23,6 +23,7 @@ file of other bytes that starts with the same magic by chance gives nothing at a
 
 from __future__ import annotations
 
+import base64
 import bz2
 import lzma
 import re
@@ -183,14 +184,18 @@ class Unpacked:
         self._found: list[Leak] = []
         self._read = 0  # bytes fed to the inner passes of contents closed
         # What says the stream ended (a zstandard stream ends only where what follows is corrupt).
-        self._reader: _ZipMembers | _Members | None = None
+        self._reader: _ZipMembers | _Members | _Ascii85 | None = None
         if kind == "zip":
             self._reader = _ZipMembers(lambda n: self._open(f"its zip member {n}", make_inner), self._close)
             self._push = self._reader.push
         else:
-            content = self._open(f"its {kind} content", make_inner)
+            # (PDF's ASCII85 holds a zlib stream: it is the zlib content a reader sees.)
+            content = self._open(f"its {'zlib' if kind == 'ascii85' else kind} content", make_inner)
             if kind == "zstandard":
                 decode = _zstandard()
+            elif kind == "ascii85":
+                self._reader = a85 = _Ascii85()
+                decode = a85.push
             else:
                 self._reader = members = _Members(kind)
                 decode = members.push
@@ -298,6 +303,32 @@ class _Members:
                 data = b""
             if d.eof:
                 data = d.unused_data + data
+
+
+class _Ascii85:
+    """A PDF stream written /ASCII85Decode /FlateDecode (reportlab's): its text decoded as it
+    comes, 'z' for four zero bytes, up to its end mark '~>', and read on as zlib."""
+
+    def __init__(self) -> None:
+        self.zlib = _Members("zlib")
+        self.held = b""  # letters of a group the last piece cut
+        self.closed = False  # past '~>'
+
+    @property
+    def ended(self) -> bool:
+        return self.closed or self.zlib.ended
+
+    def push(self, data: bytes, emit: Callable[[bytes], None]) -> None:
+        if self.closed:
+            return
+        text = (self.held + data).translate(None, b" \t\r\n\f\0").replace(b"z", b"!!!!!")
+        end = text.find(b"~>")
+        if end >= 0:
+            text, self.closed = text[:end], True
+        whole = len(text) if self.closed else len(text) // 5 * 5
+        self.held = text[whole:]
+        if whole:
+            self.zlib.push(base64.a85decode(text[:whole]), emit)  # (a letter past 'u': ValueError, corrupt)
 
 
 def _zstandard() -> Callable[[bytes, Callable[[bytes], None]], None]:

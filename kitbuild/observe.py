@@ -31,7 +31,7 @@ import orjson
 from kitbuild.compressed import DEPTH, Budget, Unpacked
 from kitbuild.digests import DIGEST_LENGTH, digest_starts, may_spell_digest
 from kitbuild.embedded import Embedded
-from kitbuild.fileformat import format_of
+from kitbuild.fileformat import BINARY_SNIFF, format_of, is_binary
 from kitbuild.hashing import BlockHasher
 from kitbuild.index import WRITTEN
 from kitbuild.leaks import Leak, LeakScanner
@@ -43,7 +43,6 @@ from kitbuild.tarlayout import Layout, layout_of, scan as tar_scan
 FIRST_READ = 64 << 10
 # A NUL byte in a file's first 8 KiB makes it binary: never rewritten, and searched only for
 # what can hide in any bytes (see kitbuild.leaks).
-BINARY_SNIFF = 8192
 # A JSON document (or an NDJSON record) larger than this is not parsed for pairs.
 PAIR_LIMIT = 16 << 20
 
@@ -260,7 +259,7 @@ class Observer:
 
     def _sniff(self, head: bytes) -> None:
         """Binary or not, and compressed or not, from the file's first bytes."""
-        self.obs.binary = b"\0" in head[:BINARY_SNIFF]
+        self.obs.binary = is_binary(head[:BINARY_SNIFF])
         kind = file_compression(head)
         if kind is not None and self._depth < DEPTH:
             self._unpacked = Unpacked(kind, *self._layer())

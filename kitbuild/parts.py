@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 from typing import NamedTuple
 
-from kitbuild.fileformat import format_of
+from kitbuild.fileformat import format_of, is_binary
 from kitbuild.index import WRITTEN
 from kitbuild.kitview import KitFS, MemberError
 from kitbuild.leaks import LeakScanner
@@ -50,10 +50,8 @@ def cut(fs: KitFS, path: str, size: int, jobs: int, plan: Plan) -> list[Part] | 
     try:
         with fs.open(path) as stream:
             head = stream.read(BINARY_SNIFF)
-            if b"\0" in head or file_compression(head) is not None or b"%PDF-" in head[:1024]:
-                # binary, compressed (read through from its start), or a PDF (its zlib streams
-                # run across lines: kitbuild.embedded): observed whole
-                return None
+            if is_binary(head) or file_compression(head) is not None:
+                return None  # binary (a PDF too), or compressed (read through from its start): observed whole
             for k in range(1, count):
                 stream.seek(k * size // count)
                 probe = stream.read(BLOCK_SIZE)

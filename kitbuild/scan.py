@@ -34,6 +34,7 @@ import yaml
 
 from kitbuild.config import Source
 from kitbuild.errors import ConfigError
+from kitbuild.fileformat import is_binary
 from kitbuild.matchers import DIGEST_RE
 from kitbuild.lines import line_chunks
 from kitbuild.yamlfile import load_records
@@ -240,7 +241,7 @@ def _read_file(path: Path, kit_path: str) -> _FileFacts:
     size = 0
     with open(path, "rb") as stream:
         head = stream.read(_BINARY_SNIFF)
-        binary = b"\0" in head
+        binary = is_binary(head)
         chunks: Iterator[bytes] = line_chunks(stream, first=head)
         for chunk in chunks:
             sha.update(chunk)

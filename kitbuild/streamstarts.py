@@ -9,6 +9,8 @@ finds those).
 
 from __future__ import annotations
 
+import base64
+
 from kitbuild.compressed import compression_of
 
 __all__ = ["file_compression", "is_zlib", "stream_at"]
@@ -59,4 +61,17 @@ def stream_at(data: bytes, start: int) -> tuple[str, int] | None:
             return None
     else:
         at = start
-    return ("zlib", at) if is_zlib(data[at : at + 2]) else None
+    if is_zlib(data[at : at + 2]):
+        return "zlib", at
+    if data.startswith(b"stream", start) and _ascii85_zlib(data[at : at + 64]):
+        return "ascii85", at
+    return None
+
+
+def _ascii85_zlib(text: bytes) -> bool:
+    """Whether a PDF stream's data is ASCII85 of a zlib stream (/ASCII85Decode /FlateDecode)."""
+    letters = text.translate(None, b" \t\r\n\f").replace(b"z", b"!!!!!")
+    try:
+        return is_zlib(base64.a85decode(letters[:10]))
+    except ValueError:
+        return False

@@ -3,6 +3,7 @@ a figure's title, its labels or the metadata its program wrote, compressed with 
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import random
 import struct
@@ -191,3 +192,29 @@ def test_a_path_and_an_e_mail_in_an_hdf5_files_deflated_chunks_are_found(block):
     # Without the HDF5 magic, a zlib stream in binary data is not looked for (its two header
     # bytes turn up every 16 KiB of random bytes).
     assert found("scores.bin", b"\0" * 8 + data[8:]) == []
+
+
+def pdf85(text: bytes, noise: bytes = b"") -> bytes:
+    """A PDF whose page is written /ASCII85Decode /FlateDecode, as reportlab writes it: no NUL
+    byte anywhere. ``noise``: more ASCII85 text, in a stream of its own."""
+    content = base64.a85encode(zlib.compress(b"BT /F1 12 Tf 72 712 Td (" + text + b") Tj ET"), wrapcol=75) + b"~>"
+    stream = b"4 0 obj\n<< /Filter [ /ASCII85Decode /FlateDecode ] /Length %d >>\nstream\n" % len(content) + content + b"\nendstream\nendobj\n"
+    other = b"5 0 obj\n<< /Filter /ASCII85Decode >>\nstream\n" + noise + b"~>\nendstream\nendobj\n"
+    return b"%PDF-1.3\n% ReportLab Generated PDF document\n" + stream + other + b"trailer\n<< >>\n%%EOF\n"
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(1, 300))
+def test_a_path_in_a_pdfs_ascii85_stream_is_found_in_blocks_of_any_size(block):
+    data = pdf85(b"from /home/ada/runs")
+    at = data.index(b"stream\n")
+    assert found("fig.pdf", data, block) == found("fig.pdf", data) == [("KB501", at, f"in the compressed data here, in its zlib content at line 1, column 30: {SECRET}")]
+
+
+def test_a_pdf_is_binary_so_its_ascii85_text_makes_no_e_mail_by_chance():
+    # ASCII85 letters make an e-mail shape every few MB ('M@OJ.CYbi'): read as text, a clean
+    # reportlab PDF could stop a build. A PDF is binary, whatever its first 8 KiB hold.
+    noise = b"9jqo^BlbD-BleB1DJ+*+F(f,q/0JhKF<GL>Cj@.ada.lo@OJ.CYbi DIal(DId<j@<?3r@:F%a+D58'ATD4$Bl@l3De:,-DJs`8ARoFb/0JMK@qB4^F!,R<AKZ&-DfTqBG%G>uD.RTpAKYo'+CT/5+Cei#DII?(E,9)oF*2M7/c"
+    data = pdf85(b"Recall at 10", noise)
+    assert b"\0" not in data and found("fig.pdf", data) == []
+    assert found("fig.txt", data[1:]) != []  # the same bytes, no PDF: text, and the shape found

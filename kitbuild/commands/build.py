@@ -31,6 +31,7 @@ from kitbuild.kitfs import FolderKit
 from kitbuild.matchers import Matcher
 from kitbuild.metadata import METADATA_FILES
 from kitbuild.lines import BLOCK_SIZE, line_chunks
+from kitbuild.fileformat import is_binary
 from kitbuild.observe import BINARY_SNIFF, Observation, Observer, Plan, observe_bytes
 from kitbuild.parallel import default_jobs, map_files
 from kitbuild.private import private_strings, safe
@@ -114,7 +115,7 @@ def write_file(work: Work, job: tuple[str, str, str]) -> FileResult:
     rewriter = Rewriter(kit_path, work.matchers, work.collect)
     with open_source(src, kit_path) as source, open(dst, "wb") as sink:
         head = source.read(BINARY_SNIFF)
-        binary = b"\0" in head
+        binary = is_binary(head)
         chunks: Iterator[bytes] = _blocks(source, head) if binary else line_chunks(source, head)
         # A binary file is copied as it is: the observer's digest is the source's (hashed once).
         source_hash = None if binary else BlockHasher()
