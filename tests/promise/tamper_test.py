@@ -463,3 +463,34 @@ def test_a_zip_member_whose_mode_alone_says_folder_is_read_as_the_file_it_extrac
         with zipfile.ZipFile(changed) as check:
             assert not check.getinfo(f"{top}/{name}").is_dir()
         assert code in verify(changed, jobs=1).codes()
+
+
+# -- a count written as a float: the same number to JSON Schema, the same bytes dumped again ----------
+
+
+@pytest.mark.parametrize(
+    "name, pattern, pinned, code",
+    [
+        ("index.json", rb'("size": )(\d+)', False, "KB002"),  # the first entry's size
+        ("index.json", rb'("provenance": \{[^}]*"size": )(\d+)', False, "KB002"),
+        ("provenance.json", rb'("records": )(\d+)', True, "KB006"),
+        ("provenance.json", rb'("files": )(\d+)', True, "KB006"),
+    ],
+    ids=["an entry's size", "provenance's size", "records", "a source's files"],
+)
+def test_a_count_respelled_as_a_float_is_a_finding_on_the_file_that_holds_it(kits, name, pattern, pinned, code):
+    # JSON Schema takes 12.0 for an integer and orjson dumps it back as 12.0, so neither the
+    # schema nor the layout check saw it: only pages and croissant.json (or nothing) were reported.
+    import re
+
+    built = kits["template"]
+    kit = built.copy()
+    data = (kit / name).read_bytes()
+    respelled = re.sub(pattern, rb"\g<1>\g<2>.0", data, count=1)
+    assert respelled != data
+    (kit / name).write_bytes(respelled)
+    if pinned:
+        repin(kit)
+    report = verify(kit, jobs=1)
+    assert (code, name) in {(f.code, f.path) for f in report.findings}, [str(f) for f in report.findings]
+    assert_caught(built, kit, f"{name}: a count as a float", index_changed=True)
