@@ -130,7 +130,8 @@ def read_docs(fs: KitFS, observed: bool = False) -> KitDocs:
     findings: list[Finding] = []
     index = JsonDoc(kit_index.INDEX, _read(fs, kit_index.INDEX, required=True))
     index.digest = kit_digest(index.data) if index.data is not None else None
-    provenance = JsonDoc(kit_index.PROVENANCE, _read(fs, kit_index.PROVENANCE, required=False))
+    unreadable: list[str] = []
+    provenance = JsonDoc(kit_index.PROVENANCE, _read(fs, kit_index.PROVENANCE, required=False, unreadable=unreadable))
     _parse(index, findings, "KB001")
     _parse(provenance, findings, "KB005")
     _validate(index, findings, ("KB002", "KB003"), "index")
@@ -140,7 +141,9 @@ def read_docs(fs: KitFS, observed: bool = False) -> KitDocs:
     # Listed after the bytes are let go, so as not to add to the peak with them.
     members = _listing(fs, not observed, index.document)
     if provenance.data is None:
-        findings.append(Finding("KB004", kit_index.PROVENANCE, "is missing; without it no rule's firings can be checked"))
+        # There but damaged (an archive member cut short) is not 'missing': say what it is.
+        what = unreadable[0] if unreadable else "is missing"
+        findings.append(Finding("KB004", kit_index.PROVENANCE, f"{what}; without it no rule's firings can be checked"))
     return KitDocs(index, provenance, members, findings)
 
 
@@ -158,12 +161,14 @@ def _listing(fs: KitFS, sizes: bool, index: Any) -> dict[str, Member]:
     return members
 
 
-def _read(fs: KitFS, path: str, required: bool) -> bytes | None:
+def _read(fs: KitFS, path: str, required: bool, unreadable: list[str] | None = None) -> bytes | None:
     try:
         return fs.read(path)
     except MemberError as exc:
         if required:
             raise NotAKitError(f"{fs.label}: {path} {exc.reason}; a kit has an index.json at its root.") from None
+        if exc.kind == "unreadable" and unreadable is not None:
+            unreadable.append(exc.reason)
         return None  # reported as missing (a folder, a link or a FIFO in its place is no such file)
 
 

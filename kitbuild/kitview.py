@@ -141,7 +141,13 @@ class KitFS(ABC):
     def read(self, path: str, limit: int | None = None) -> bytes:
         """The bytes of ``path`` (at most ``limit``; more raises :class:`MemberError`)."""
         with self.open(path) as stream:
-            data = stream.read() if limit is None else stream.read(limit + 1)
+            try:
+                data = stream.read() if limit is None else stream.read(limit + 1)
+            except OSError as exc:
+                # Opened, but its bytes cannot be had whole (an archive member whose compressed
+                # data is damaged or cut short, a disk's read error): a finding on that file, as
+                # when it cannot be opened, never an error of verify's own.
+                raise MemberError(path, f"cannot be read ({exc.strerror or exc})", "unreadable") from None
         if limit is not None and len(data) > limit:
             raise MemberError(path, f"is larger than {limit:,} bytes", "unreadable")
         return data

@@ -15,9 +15,15 @@ the digest printed elsewhere (a paper) catches that, and the --digest checks her
 
 from __future__ import annotations
 
+import gzip
+import io
 import os
+import re
 import shutil
+import struct
+import tarfile
 import uuid
+import zipfile
 from pathlib import Path
 
 import orjson
@@ -481,8 +487,6 @@ def test_a_zip_member_whose_mode_alone_says_folder_is_read_as_the_file_it_extrac
 def test_a_count_respelled_as_a_float_is_a_finding_on_the_file_that_holds_it(kits, name, pattern, pinned, code):
     # JSON Schema takes 12.0 for an integer and orjson dumps it back as 12.0, so neither the
     # schema nor the layout check saw it: only pages and croissant.json (or nothing) were reported.
-    import re
-
     built = kits["template"]
     kit = built.copy()
     data = (kit / name).read_bytes()
@@ -494,3 +498,62 @@ def test_a_count_respelled_as_a_float_is_a_finding_on_the_file_that_holds_it(kit
     report = verify(kit, jobs=1)
     assert (code, name) in {(f.code, f.path) for f in report.findings}, [str(f) for f in report.findings]
     assert_caught(built, kit, f"{name}: a count as a float", index_changed=True)
+
+
+# -- an archive whose compressed data for one of the kit's own files is damaged ------------------------
+
+
+def _flip_zip_member(archive: Path, out: Path, member: str) -> Path:
+    """``archive`` with one byte in the middle of ``member``'s compressed data changed."""
+    data = bytearray(archive.read_bytes())
+    with zipfile.ZipFile(archive) as z:
+        info = z.getinfo(member)
+    names, extra = struct.unpack_from("<HH", data, info.header_offset + 26)
+    data[info.header_offset + 30 + names + extra + info.compress_size // 2] ^= 0x55
+    out.write_bytes(data)
+    return out
+
+
+@pytest.mark.parametrize("path", ["README.md", "index.html", "provenance.json", "croissant.json", "_templates/README.md.j2", "SHA256SUMS"])
+def test_a_damaged_zip_member_of_the_kits_own_files_is_a_finding_naming_it(kits, tmp_path, path, cli):
+    # Only the records' reads turned a damaged member into a finding: the reads of the pages,
+    # provenance.json, croissant.json and the template let the decoder's error through, and
+    # verify stopped with "the system refused to read or write a file".
+    from kitbuild.commands.publish import publish
+
+    archive = publish(kits["template"].kit, "zip", tmp_path / "k.zip").archive
+    with zipfile.ZipFile(archive) as z:
+        top = z.namelist()[0].split("/")[0]
+    damaged = _flip_zip_member(archive, tmp_path / "damaged.zip", f"{top}/{path}")
+    report = verify(damaged, jobs=1)
+    assert ("KB111", path) in {(f.code, f.path) for f in report.findings}, [str(f) for f in report.findings]
+    result = cli("verify", damaged)
+    assert result.exit_code == 1, result.output
+
+
+def test_a_damaged_index_json_in_a_zip_is_no_kit_with_a_message_that_says_so(kits, tmp_path, cli):
+    from kitbuild.commands.publish import publish
+
+    archive = publish(kits["one"].kit, "zip", tmp_path / "k.zip").archive
+    with zipfile.ZipFile(archive) as z:
+        top = z.namelist()[0].split("/")[0]
+    damaged = _flip_zip_member(archive, tmp_path / "damaged.zip", f"{top}/index.json")
+    result = cli("verify", damaged)
+    assert result.exit_code == 2
+    assert "index.json cannot be read (the archive's data for it is damaged" in result.output, result.output
+
+
+def test_a_tar_gz_cut_inside_provenance_json_is_a_finding_naming_it(kits, tmp_path):
+    from kitbuild.commands.publish import publish
+
+    archive = publish(kits["n250"].kit, "tar.gz", tmp_path / "k.tar.gz").archive
+    raw = gzip.decompress(archive.read_bytes())
+    with tarfile.open(fileobj=io.BytesIO(raw)) as tar:
+        member = next(m for m in tar.getmembers() if m.name.endswith("/provenance.json"))
+    cut = tmp_path / "cut.tar.gz"
+    # Compressed again, then cut: the stream ends inside provenance.json's data.
+    compressed = gzip.compress(raw[: member.offset_data + member.size // 2] + b"\1" * 512, mtime=0)
+    cut.write_bytes(compressed[: len(compressed) - 40])
+    report = verify(cut, jobs=1)
+    codes = {(f.code, f.path) for f in report.findings}
+    assert ("KB004", "provenance.json") in codes or ("KB111", "provenance.json") in codes, codes
