@@ -39,6 +39,10 @@ _SLACK = 1 << 20
 _HEADER_LIMIT = 1 << 20  # a tar header (pax or GNU long name) larger than this is refused
 _CACHE_MEMBER = 1 << 20  # small files at the kit's top are kept from the listing pass ...
 _CACHE_TOTAL = 32 << 20  # ... up to this much in all, so verify rewinds the stream less often
+# What ends a tar: zero blocks, padded to its record (10 KiB, or a few MiB at GNU tar's largest
+# blocking factor). More zeros than this are no padding a tar writes, and not read.
+_END_BLOCK = 1 << 16
+_END_LIMIT = 16 << 20
 # A zip member verify can read: not encrypted (bits 0 and 6 of its flags: traditional and
 # strong), not patched data (bit 5), and compressed by a method zipfile decodes.
 # Refused while listing, each as a finding, rather than failing with zipfile's own words
@@ -290,6 +294,8 @@ class TarGzKit(_ArchiveKit):
                     self._findings.append(Finding("KB117", self.name, f"is damaged{after} ({_why(exc)}); members after that point are not read"))
                 break
             if info is None:
+                # tarfile ends at the first block that is no header; tar -x may not.
+                self._check_end(gz, tar.offset)
                 break
             raw = _Raw(info.name, _tar_kind(info), info.size)
             if info.islnk():
@@ -320,6 +326,26 @@ class TarGzKit(_ArchiveKit):
                     raw.data = data
                     cached += info.size
         return raws
+
+    def _check_end(self, gz: gzip.GzipFile, offset: int) -> None:
+        """What follows the last member must be the zero blocks that end a tar, and then the end
+        of the gzip stream, whole. Anything else is a header tarfile could not read (GNU tar skips
+        it and extracts the members after it), members after the end (``tar -i`` extracts them),
+        or a stream cut short or with bytes after it: none of which verify reads, so a finding."""
+        where = f"after its last member (at byte {offset:,} of the tar)"
+        try:
+            gz.seek(offset)
+            seen = 0
+            while block := gz.read(_END_BLOCK):
+                if block.count(0) != len(block):
+                    self._findings.append(Finding("KB117", self.name, f"holds data {where} that is not the zero blocks that end a tar: a damaged header, or members tar -x may still extract; verify does not read them"))
+                    return
+                seen += len(block)
+                if seen > _END_LIMIT:
+                    self._findings.append(Finding("KB117", self.name, f"holds more than {_END_LIMIT:,} zero bytes {where}; verify does not read on"))
+                    return
+        except _STREAM_ERRORS as exc:
+            self._findings.append(Finding("KB117", self.name, f"is damaged {where} ({_why(exc)})"))
 
     def _stream(self, entry: _Entry) -> BinaryIO:
         offset: int = entry.locator

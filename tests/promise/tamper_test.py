@@ -25,6 +25,7 @@ import tarfile
 import uuid
 import zipfile
 from pathlib import Path
+from typing import Callable
 
 import orjson
 import pytest
@@ -557,3 +558,59 @@ def test_a_tar_gz_cut_inside_provenance_json_is_a_finding_naming_it(kits, tmp_pa
     report = verify(cut, jobs=1)
     codes = {(f.code, f.path) for f in report.findings}
     assert ("KB004", "provenance.json") in codes or ("KB111", "provenance.json") in codes, codes
+
+
+# -- a .tar.gz changed after its last member ----------------------------------------------------------
+
+
+def _one_member_tar(name: str, data: bytes) -> bytes:
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.GNU_FORMAT) as tar:
+        info = tarfile.TarInfo(name)
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    return raw.getvalue()
+
+
+def _tar_tails(top: str) -> dict[str, Callable[[bytes], bytes]]:
+    hidden = _one_member_tar(f"{top}/runs/hidden.txt", b"extracted by tar -i\n")
+
+    def garbage_header(gz: bytes) -> bytes:
+        # A block that is no header, then a member: tarfile ends at the block, GNU tar skips it.
+        raw = gzip.decompress(gz).rstrip(b"\0")
+        raw += b"\0" * (-len(raw) % 512)
+        return gzip.compress(raw + b"x" * 512 + hidden, mtime=0)
+
+    return {
+        "bytes after the gzip stream": lambda gz: gz + b"trailing",
+        "a second gzip member with a tar in it": lambda gz: gz + gzip.compress(hidden, mtime=0),
+        "a damaged header, then a member": garbage_header,
+        "the gzip trailer cut": lambda gz: gz[:-4],
+        "the gzip trailer's CRC changed": lambda gz: gz[:-8] + bytes(b ^ 0xFF for b in gz[-8:-4]) + gz[-4:],
+    }
+
+
+@pytest.mark.parametrize("how", list(_tar_tails("kit")))
+def test_a_tar_gz_changed_after_its_last_member_is_caught(kits, tmp_path, how):
+    # verify stopped reading where tarfile stops, at the first block that is no header, and never
+    # read the gzip stream to its end: what GNU tar or 'tar -i' may still extract after that
+    # point, and a stream cut or changed in its last bytes, passed as 'every check passes'.
+    from kitbuild.commands.publish import publish
+
+    archive = publish(kits["one"].kit, "tar.gz", tmp_path / "k.tar.gz").archive
+    with tarfile.open(archive) as tar:
+        top = tar.getnames()[0].split("/")[0]
+    changed = tmp_path / "changed.tar.gz"
+    changed.write_bytes(_tar_tails(top)[how](archive.read_bytes()))
+    report = verify(changed, jobs=1)
+    assert [(f.code, f.path) for f in report.findings] == [("KB117", "changed.tar.gz")], [str(f) for f in report.findings]
+
+
+def test_a_tar_gz_with_zero_padding_after_its_stream_or_its_tar_verifies_clean(kits, tmp_path):
+    # gzip reads zeros after its stream as padding, and a tar's record ends in zero blocks.
+    from kitbuild.commands.publish import publish
+
+    archive = publish(kits["one"].kit, "tar.gz", tmp_path / "k.tar.gz").archive
+    padded = tmp_path / "padded.tar.gz"
+    padded.write_bytes(gzip.compress(gzip.decompress(archive.read_bytes()) + b"\0" * (1 << 20), mtime=0) + b"\0" * 1000)
+    assert verify(padded, jobs=1).ok
