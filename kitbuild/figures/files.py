@@ -10,6 +10,7 @@ row file, and the row files are the big ones.
 
 from __future__ import annotations
 
+import contextlib
 import io
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,6 +129,16 @@ def row_format(path: str) -> str:
     raise Unreadable(f"{path}: kitbuild reads .json, .ndjson, .jsonl and .tsv files, and cannot tell this file's format from its name")
 
 
+@contextlib.contextmanager
+def _reading(path: str) -> Iterator[None]:
+    """A file opened but not readable to its end (an archive member whose data is damaged or cut
+    short) is one the figure cannot be recounted from, like one that cannot be opened."""
+    try:
+        yield
+    except OSError as exc:
+        raise Unreadable(f"{path}: cannot be read ({exc.strerror or exc})") from None
+
+
 def _lines(stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
     for number, raw in enumerate(stream, 1):
         yield number, raw.rstrip(b"\r\n")
@@ -160,7 +171,7 @@ class KitReader:
         if path not in self._json:
             if row_format(path) != "json":
                 raise Unreadable(f"{path}: a value is read from a .json file, or from a row of an .ndjson or .tsv file with 'row'")
-            with self._open(path) as stream:
+            with self._open(path) as stream, _reading(path):
                 data = stream.read()
             try:
                 self._json[path] = orjson.loads(data)
@@ -174,7 +185,7 @@ class KitReader:
             fmt = row_format(path)
             if fmt == "json":
                 raise Unreadable(f"{path}: rows are read from an .ndjson, .jsonl or .tsv file, one row a line")
-            with self._open(path) as stream:
+            with self._open(path) as stream, _reading(path):
                 self._rows[path] = _parse_tsv(path, stream) if fmt == "tsv" else _parse_ndjson(path, stream)
         return self._rows[path]
 

@@ -92,3 +92,25 @@ def test_one_edited_fused_list_is_named_with_both_counts(result: DemoResult, cop
     assert any(m.startswith("KB706 README.md:") and "prints figure 'a2_every5' as provenance.json stores it, 409 of 470; the kit's files recount 408 of 470" in m for m in messages)
     assert "KB705 provenance.json: figure 'a2_every5_registered': equals a2_every5 does not hold: a2_every5_registered is 409 of 470, a2_every5 is 408 of 470" in messages
     assert "KB701 provenance.json: figure 'a2_rebuilt': provenance.json stores 500 of 500; the kit's files recount 499 of 500" in messages
+
+
+def test_a_row_file_whose_zip_data_is_damaged_is_a_finding_not_a_crash(result: DemoResult, tmp_path: Path) -> None:
+    # The figures read their row files through the kit reader and let its error through: a
+    # zip member whose data could not be read stopped verify with "the system refused to read
+    # or write a file" instead of a KB111 and the figures that cannot be recounted.
+    import struct
+    import zipfile
+
+    from kitbuild.commands.publish import publish
+
+    archive = publish(result.build.out, "zip", tmp_path / "k.zip").archive
+    data = bytearray(archive.read_bytes())
+    with zipfile.ZipFile(archive) as z:
+        info = next(i for i in z.infolist() if i.filename.endswith(A0))
+    names, extra = struct.unpack_from("<HH", data, info.header_offset + 26)
+    data[info.header_offset + 30 + names + extra + info.compress_size // 2] ^= 0x55
+    damaged = tmp_path / "damaged.zip"
+    damaged.write_bytes(data)
+    report = verify(damaged, jobs=1)
+    codes = {(f.code, f.path) for f in report.findings}
+    assert ("KB111", A0) in codes and ("KB702", "provenance.json") in codes, codes
