@@ -30,6 +30,7 @@ from typing import IO, Any, BinaryIO, Callable, Iterator, cast
 
 from kitbuild.findings import Finding
 # kitbuild.kitview, not kitbuild.kitfs: kitfs.open_kit imports this module, and the import goes one way.
+from kitbuild.ziplayout import end_gap, local_mismatches, unzip_name
 from kitbuild.kitview import DIR, FILE, GIB, OTHER, REFUSED, SYMLINK, ArchiveLimits, KitFS, Member, MemberError, NotAKitError, refusal, with_folders
 
 # deflate's largest expansion: 258 bytes from 2 bits. A member that claims more than this many
@@ -385,7 +386,7 @@ class ZipKit(_ArchiveKit):
             # A folder is what its name says ('/' at its end), as unzip and zipfile read it: a
             # member whose mode alone says folder is extracted as a file, so it is read as one.
             kind = DIR if info.is_dir() else FILE if not stat.S_IFMT(mode) or stat.S_ISDIR(mode) else _mode_kind(mode)
-            raw = _Raw(info.filename, kind, info.file_size, info)
+            raw = _Raw(unzip_name(info), kind, info.file_size, info)
             raws.append(raw)
             if kind != FILE:
                 continue
@@ -403,7 +404,24 @@ class ZipKit(_ArchiveKit):
             elif info.compress_type == zipfile.ZIP_DEFLATED and info.file_size > info.compress_size * DEFLATE_RATIO + _SLACK:
                 raw.code, raw.reason = "KB115", f"declares {info.file_size:,} bytes, more than its {info.compress_size:,} compressed bytes can hold"
         self._check_totals(len(infos), declared)
+        self._check_layout(infos, raws, start_dir)
         return raws
+
+    def _check_layout(self, infos: list[zipfile.ZipInfo], raws: list[_Raw], start_dir: int) -> None:
+        """What a streaming reader of the same bytes would find that the central directory does
+        not say (kitbuild.ziplayout)."""
+        with open(self.path, "rb") as stream:
+            reasons, gaps = local_mismatches(stream, infos, start_dir)
+            after = end_gap(stream, self.path.stat().st_size)
+        for raw in raws:
+            if raw.kind == FILE and raw.code is None and raw.locator.filename in reasons:
+                raw.code, raw.reason = "KB111", reasons[raw.locator.filename]
+        if gaps:
+            offset, length = gaps[0]
+            more = f" (and {len(gaps) - 1:,} more such stretches)" if len(gaps) > 1 else ""
+            self._findings.append(Finding("KB117", self.name, f"holds {length:,} bytes at byte {offset:,} that no member of its central directory covers{more}: a local entry a streaming reader would extract; verify does not read them"))
+        if after:
+            self._findings.append(Finding("KB117", self.name, f"holds {after:,} bytes after its end-of-central-directory record; verify does not read them"))
 
     def _stream(self, entry: _Entry) -> BinaryIO:
         info = entry.locator

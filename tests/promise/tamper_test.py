@@ -614,3 +614,129 @@ def test_a_tar_gz_with_zero_padding_after_its_stream_or_its_tar_verifies_clean(k
     padded = tmp_path / "padded.tar.gz"
     padded.write_bytes(gzip.compress(gzip.decompress(archive.read_bytes()) + b"\0" * (1 << 20), mtime=0) + b"\0" * 1000)
     assert verify(padded, jobs=1).ok
+
+
+# -- a .zip whose bytes say more than its central directory ---------------------------------------------
+
+
+def _hidden_local_entry(data: bytes, top: str) -> bytes:
+    """A local entry put before the central directory, which no central directory entry names:
+    unzip does not extract it, a streaming reader does."""
+    one = io.BytesIO()
+    with zipfile.ZipFile(one, "w") as z:
+        z.writestr(f"{top}/runs/hidden.txt", b"extracted by a streaming reader\n")
+    local = one.getvalue()[: one.getvalue().index(b"PK\x01\x02")]
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        start = z.start_dir  # type: ignore[attr-defined]
+    out = bytearray(data[:start] + local + data[start:])
+    struct.pack_into("<I", out, out.rindex(b"PK\x05\x06") + 16, start + len(local))
+    return bytes(out)
+
+
+def _local_field(offset: int, value: int) -> Callable[[bytes, str], bytes]:
+    """The first file member's local header with the field at ``offset`` changed; its central
+    directory entry, which zipfile reads, left as it was."""
+
+    def change(data: bytes, top: str) -> bytes:
+        out = bytearray(data)
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            info = next(i for i in z.infolist() if not i.is_dir())
+        struct.pack_into("<H" if offset == 8 else "<I", out, info.header_offset + offset, value)
+        return bytes(out)
+
+    return change
+
+
+ZIP_CHANGES: dict[str, Callable[[bytes, str], bytes]] = {
+    "a local entry the central directory does not name": _hidden_local_entry,
+    "bytes after the end-of-central-directory record": lambda data, top: data + b"trailing",
+    "a local header's CRC changed": _local_field(14, 0xDEADBEEF),
+    "a local header's method changed to stored": _local_field(8, 0),
+}
+
+
+@pytest.mark.parametrize("how", ZIP_CHANGES)
+def test_a_zip_whose_bytes_say_more_than_its_central_directory_is_caught(kits, tmp_path, how):
+    # zipfile reads a zip from its central directory and takes the rest for granted: each of
+    # these passed as 'every check passes', though a streaming reader extracts another file or
+    # other bytes from it.
+    from kitbuild.commands.publish import publish
+
+    archive = publish(kits["one"].kit, "zip", tmp_path / "k.zip").archive
+    with zipfile.ZipFile(archive) as z:
+        top = z.namelist()[0].split("/")[0]
+    changed = tmp_path / "changed.zip"
+    changed.write_bytes(ZIP_CHANGES[how](archive.read_bytes(), top))
+    report = verify(changed, jobs=1)
+    assert report.findings, f"{how}: verify found nothing"
+    if how.startswith("a local header"):
+        assert {f.code for f in report.findings} >= {"KB111"}, [str(f) for f in report.findings]
+    else:
+        assert [(f.code, f.path) for f in report.findings] == [("KB117", "changed.zip")], [str(f) for f in report.findings]
+
+
+def _zip_as_unix_zip_writes_it(folder: Path, out: Path, top: str) -> Path:
+    """As Info-ZIP's ``zip -r`` on Linux writes it: names as the file system's bytes, with no
+    UTF-8 flag, made on Unix."""
+    raw = io.BytesIO()
+    with zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as z:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                z.writestr(f"{top}/{path.relative_to(folder).as_posix()}", path.read_bytes())
+    data = bytearray(raw.getvalue())
+    with zipfile.ZipFile(io.BytesIO(bytes(data))) as z:
+        infos = z.infolist()
+        entry = z.start_dir  # type: ignore[attr-defined]
+    for info in infos:  # no UTF-8 flag, made on Unix, in both headers
+        struct.pack_into("<H", data, info.header_offset + 6, struct.unpack_from("<H", data, info.header_offset + 6)[0] & ~0x800)
+        struct.pack_into("<H", data, entry + 8, struct.unpack_from("<H", data, entry + 8)[0] & ~0x800)
+        data[entry + 5] = 3
+        names, extra, comment = struct.unpack_from("<HHH", data, entry + 28)
+        entry += 46 + names + extra + comment
+    out.write_bytes(data)
+    return out
+
+
+def test_a_zip_as_unix_zip_writes_it_verifies_clean_with_a_non_ascii_name(tmp_path):
+    # zipfile reads a name without the UTF-8 flag as code page 437: 'café.json' was read as
+    # 'caf├⌐.json', so a kit zipped with 'zip -r' on Linux reported one file missing and another extra.
+    root = tmp_path / "bench"
+    config = write_tamper_bench(root, 3)
+    (root / "src" / "café.json").write_text('{"score": 1}\n', encoding="utf-8")
+    report = build(config, jobs=1)
+    assert report.digest
+    archive = _zip_as_unix_zip_writes_it(root / "kit", tmp_path / "k.zip", "kit")
+    with zipfile.ZipFile(archive) as z:
+        assert "kit/runs/caf\u251c\u2310.json" in z.namelist()  # as zipfile reads it
+    result = verify(archive, jobs=1)
+    assert result.ok, [str(f) for f in result.findings]
+
+
+@pytest.mark.parametrize("how", ["stored", "data descriptors", "zip64"])
+def test_zips_other_writers_make_verify_clean(kits, tmp_path, how):
+    # The layout check counts each member's data descriptor and zip64 fields as its own.
+    kit = kits["one"].kit
+    out = tmp_path / "k.zip"
+
+    class Pipe(io.RawIOBase):  # not seekable: zipfile writes data descriptors
+        def __init__(self, stream):
+            self.stream = stream
+
+        def writable(self):
+            return True
+
+        def write(self, b):
+            return self.stream.write(b)
+
+    with open(out, "wb") as stream:
+        target = Pipe(stream) if how == "data descriptors" else stream
+        with zipfile.ZipFile(target, "w", zipfile.ZIP_STORED if how == "stored" else zipfile.ZIP_DEFLATED) as z:
+            for path in sorted(kit.rglob("*")):
+                if path.is_file():
+                    with z.open(f"kit/{path.relative_to(kit).as_posix()}", "w", force_zip64=how == "zip64") as member:
+                        member.write(path.read_bytes())
+    if how == "data descriptors":
+        with zipfile.ZipFile(out) as z:
+            assert all(i.flag_bits & 0x08 for i in z.infolist())
+    result = verify(out, jobs=1)
+    assert result.ok, [str(f) for f in result.findings]
