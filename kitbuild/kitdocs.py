@@ -113,7 +113,10 @@ def word_forms(rule: Mapping[str, Any]) -> tuple[str, ...] | None:
     rule's replacement with group references is a template, not a word."""
     if rule.get("primitive") == "digest":
         return None
-    words = [w for w in rule.get("writes", []) if isinstance(w, str) and w]
+    writes = rule.get("writes", [])
+    if not isinstance(writes, list):  # (provenance.json fails its schema: KB006)
+        return None
+    words = [w for w in writes if isinstance(w, str) and w]
     if not words or (rule.get("primitive") == "regex" and any("\\" in w for w in words)):
         return None
     return tuple(sorted(set(words) | {orjson.dumps(w).decode("utf-8")[1:-1] for w in words}))

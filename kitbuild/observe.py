@@ -109,10 +109,13 @@ class WordCounter:
 
     def __init__(self, needles: list[bytes]) -> None:
         self.needles = needles
-        self.disjoint = not any(
+        # Quadratic in a word's length, as the automaton's DFA is (a kit's 2 MB word: hours): bounded.
+        small = (len(needles) * (longest := max(map(len, needles)))) ** 2 <= 1 << 26
+        self.disjoint = small and not any(
             (a != b and b in a) or any(a[-k:] == b[:k] for k in range(1, min(len(a), len(b)))) for a in needles for b in needles
         )
-        self.search = None if self.disjoint else ahocorasick_rs.BytesAhoCorasick(needles, matchkind=ahocorasick_rs.MATCHKIND_LEFTMOST_LONGEST)
+        nfa = ahocorasick_rs.Implementation.NoncontiguousNFA if longest > 1024 else None
+        self.search = None if self.disjoint else ahocorasick_rs.BytesAhoCorasick(needles, matchkind=ahocorasick_rs.MATCHKIND_LEFTMOST_LONGEST, implementation=nfa)
 
     def count(self, data: bytes, start: int, hi: int) -> tuple[int, int]:
         """How many occurrences start in data[start:hi], scanning from ``start``, and where the

@@ -365,3 +365,48 @@ def test_a_source_deeper_than_the_recursion_limit_is_listed_whole(tmp_path: Path
     )
     done = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stdout, done.stderr) == (0, "2 401\n", "")
+
+
+# -- verify: a kit's own provenance.json, hostile ---------------------------------------------------
+
+
+RULED_YAML = KIT_YAML + "rules:\n  - use: box-name-to-role\n    with:\n      names:\n        gpu07.lab.example.org: worker\n"
+
+
+@pytest.fixture(scope="module")
+def ruled_kit(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A kit built with one rule that fired once: its provenance.json is what the cases change."""
+    root = tmp_path_factory.mktemp("ruled")
+    _bench(root, RULED_YAML)
+    (root / "src" / "log.txt").write_text("ran on gpu07.lab.example.org\n")
+    done = kitbuild("build", cwd=root)
+    assert done.returncode == 0, done.stderr
+    return root / "kit"
+
+
+def _writes(value: object) -> Callable[[dict], None]:
+    return lambda doc: doc["rules"][0].__setitem__("writes", value)
+
+
+HOSTILE_PROVENANCE = {
+    # word_forms iterated 'writes' before the schema was consulted: exit 3.
+    "writes a number": _writes(7),
+    "writes null": _writes(None),
+    "writes an object": _writes({"a": 1}),
+    # One word of 2 MB: the counter's overlap test and its automaton's DFA are quadratic in a
+    # word's length, and held verify for hours.
+    "writes one word of 2 MB": _writes(["w" * (2 << 20)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_PROVENANCE))
+def test_a_hostile_provenance_json_is_reported_in_seconds(ruled_kit: Path, tmp_path: Path, name: str) -> None:
+    import orjson
+
+    kit = Path(shutil.copytree(ruled_kit, tmp_path / "kit"))
+    document = orjson.loads((kit / "provenance.json").read_bytes())
+    HOSTILE_PROVENANCE[name](document)
+    (kit / "provenance.json").write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
+    done = subprocess.run([sys.executable, "-m", "kitbuild", "verify", "kit"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == "" and "provenance.json" in done.stdout
