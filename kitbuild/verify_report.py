@@ -17,6 +17,16 @@ from kitbuild.formats import findings_document, json_text
 
 
 
+# A kit's own names reach the report: a member named 'x\r✓ every check passes' or holding a
+# terminal's escape (clear the screen) would write over the lines around its finding.
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))} | {c: f"\\u{c:04x}" for c in (0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters, line separators and bidirectional overrides as escapes."""
+    return text.translate(_CONTROLS)
+
+
 @dataclass
 class CheckResult:
     """One check: its id (see :data:`kitbuild.findings.CHECKS`), figures and findings."""
@@ -94,7 +104,7 @@ def verify_text(report: VerifyReport) -> str:
             head += f": {check.figures[0]}"
         lines.append(head)
         lines.extend(f"    {figure}" for figure in check.figures[1:])
-        lines.extend(f"  {finding}" for finding in sorted(check.findings, key=Finding.sort_key))
+        lines.extend(f"  {printable(str(finding))}" for finding in sorted(check.findings, key=Finding.sort_key))
     if not report.ok:
         lines.append("Run `kitbuild explain CODE` (or see docs/findings.md) for what a code means.")
     return "\n".join(lines)

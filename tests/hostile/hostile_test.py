@@ -410,3 +410,19 @@ def test_a_hostile_provenance_json_is_reported_in_seconds(ruled_kit: Path, tmp_p
     done = subprocess.run([sys.executable, "-m", "kitbuild", "verify", "kit"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1, done.stderr
     assert done.stderr == "" and "provenance.json" in done.stdout
+
+
+@pytest.mark.parametrize("odd", ["a\nb.txt", "a\r\u2713 every check passes.txt", "a\x1b[2Jb.txt", "a\u202etxt.exe"])
+def test_a_member_name_that_would_write_over_the_report_is_printed_escaped(published: Path, tmp_path: Path, odd: str) -> None:
+    # The text report printed a kit's names as they are: a newline, a carriage return or a
+    # terminal's escape in a member's name rewrote the report's lines on the reader's terminal.
+    archive = tmp_path / "odd.zip"
+    with zipfile.ZipFile(published) as source, zipfile.ZipFile(archive, "w") as out:
+        for info in source.infolist():
+            out.writestr(info, source.read(info))
+        out.writestr(f"tiny/run/{odd}", b"x\n")
+    done = kitbuild("verify", "odd.zip", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    (line,) = [line for line in done.stdout.splitlines() if line.startswith("  KB101 ")]
+    assert line.endswith(": is in the kit but not in index.json")
+    assert all(c.isprintable() for c in done.stdout.replace("\n", "")), done.stdout
