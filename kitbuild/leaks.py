@@ -34,6 +34,7 @@ from typing import Callable, ClassVar, Mapping, Sequence
 
 import ahocorasick_rs
 
+from kitbuild.allowlist import AllowForms
 from kitbuild.leakbase64 import COMPRESSED_STARTS, CONTAINED, DOCUMENT_STARTS, MAGICS, cores, decoded_hex_run, decoded_run, hex_forms, starts_run
 from kitbuild.leakpass import Pass, automaton, compiled
 from kitbuild.leakviews import ESCAPES, REACH, wide_stretches, UTF8, WIDE, WIDE_BE, WIDE_LE, Encoding, char, forms, same, through, views
@@ -174,7 +175,7 @@ class LeakScanner:
                 raise ValueError(f"an allow entry is longer than {_MAX_LITERAL} bytes")
             for form, encoding in forms(text, ascii_json=True):
                 allow_forms.setdefault(encoding, []).append(form)
-        self._allow = {encoding: tuple(dict.fromkeys(found)) for encoding, found in allow_forms.items()}
+        self._allow = {encoding: AllowForms(tuple(dict.fromkeys(found))) for encoding, found in allow_forms.items()}
 
     def __getstate__(self) -> dict[str, object]:
         return {**self.__dict__, "_tables": {}}  # automata do not pickle: a worker builds its own
@@ -448,11 +449,8 @@ class LeakScanner:
 
     def _allowed(self, text: bytes, start: int, end: int, encoding: Encoding) -> bool:
         """Whether an allow string, in this encoding, covers text[start:end]."""
-        for allow in self._allow.get(encoding, ()):
-            # An occurrence at q covers the match when end - len(allow) <= q <= start.
-            if len(allow) >= end - start and text.find(allow, max(0, end - len(allow)), start + len(allow)) >= 0:
-                return True
-        return False
+        forms = self._allow.get(encoding)
+        return forms is not None and forms.covers(text, start, end)
 
 
 # Up to this many literals, the fast pass is hyperscan's (4,400 MB/s over random bytes against

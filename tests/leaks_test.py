@@ -806,3 +806,31 @@ def test_base64_that_names_a_path_on_every_line_is_read_in_reasonable_time():
     leaks = VERIFY.scan(b'{"files": "' + blob + b'"}\n', binary=False)
     assert time.process_time() - started < 3
     assert len(leaks) == 12_000 and {leak.what for leak in leaks} == {"a private path (/home/…), base64-encoded"}
+
+
+# -- many allow strings (kitbuild.allowlist) ---------------------------------------------------
+
+
+def test_thousands_of_allow_strings_cost_seconds_not_minutes():
+    import time
+
+    # A kit's provenance.json lists its allow entries, and is scanned itself: a finding for each.
+    allow = [f"/home/user{i:05d}/data" for i in range(20_000)]
+    text = ("\n".join(allow) + "\n/home/intruder/x\n").encode()
+    started = time.process_time()
+    assert found(text, LeakScanner(allow=allow)) == [("KB501", text.index(b"/home/intruder"))]
+    assert time.process_time() - started < 10  # one string after another: minutes
+
+
+@settings(max_examples=100)
+@given(st.lists(st.sampled_from(["/home/ada", "/home/ada/x", "/home/bob", "ada@example.org", "/srv/data/q", "da/x"]), max_size=6), st.lists(st.sampled_from(["/home/ada/x ", "/home/bob/y ", "ada@example.org ", "/srv/data/q ", "x "]), max_size=12))
+def test_an_automaton_of_allow_strings_allows_what_the_strings_one_by_one_do(allow, pieces):
+    from kitbuild import allowlist
+
+    text = "".join(pieces).encode()
+    few = found(text, LeakScanner(allow=allow))
+    before, allowlist._FEW = allowlist._FEW, -1
+    try:
+        assert found(text, LeakScanner(allow=allow)) == few
+    finally:
+        allowlist._FEW = before
