@@ -35,7 +35,7 @@ import re
 from typing import Callable
 
 from kitbuild.compressed import Budget, Inner, Unpacked, compression_of
-from kitbuild.leakbase64 import CONTAINED, STANDARD
+from kitbuild.leakbase64 import STANDARD
 from kitbuild.leaks import Leak
 from kitbuild.streamstarts import stream_at
 
@@ -85,11 +85,6 @@ class Embedded:
         if self.binary:
             self._streams(window, base, hi, starts)
             return
-        # A PDF with no NUL in its first 8 KiB is text by that test: its streams are read here too.
-        streams = [start for start in starts if window.startswith(CONTAINED, start)]
-        if streams or self.stream is not None:
-            self._streams(window, base, hi, streams)
-            starts = [start for start in starts if not window.startswith(CONTAINED, start)]
         at = lo
         if self.run is not None:
             at = self._read(window, lo, hi)

@@ -41,8 +41,8 @@ DOCUMENT_STARTS = (b"eyJ", b"eyI", b"eyAi", b"ewo", b"W3s")
 # through its decompressor (both: kitbuild.embedded).
 MAGICS = (b"\x1f\x8b\x08", b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd", b"PK\x03\x04")
 # Where a PDF's stream data (zlib, as a rule) and a PNG's compressed text chunks start: they have
-# no magic of their own (kitbuild.compressed.stream_at finds the zlib stream from here). A PDF may
-# hold no NUL in its first 8 KiB, so these are looked for in text files too.
+# no magic of their own (kitbuild.streamstarts.stream_at finds the zlib stream from here). Both
+# are binary files (kitbuild.fileformat.is_binary), and these are looked for in binary data only.
 CONTAINED = (b"stream\r\n", b"stream\n", b"zTXt", b"iTXt")
 COMPRESSED_STARTS = tuple(dict.fromkeys(encode(m)[: len(m) * 8 // 6] for m in MAGICS for encode in (base64.b64encode, base64.urlsafe_b64encode)))
 

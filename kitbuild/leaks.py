@@ -226,7 +226,7 @@ class LeakScanner:
         encoded.update(self._encoded)
         encoded.update((start, _DOCUMENT) for start in DOCUMENT_STARTS if not binary)
         encoded.update((start, _COMPRESSED) for start in COMPRESSED_STARTS if not binary)
-        encoded.update((magic, _STREAM) for magic in (MAGICS if binary else ()) + CONTAINED if magic not in encoded)
+        encoded.update((magic, _STREAM) for magic in (MAGICS + CONTAINED if binary else ()) if magic not in encoded)
         hyperscanned = len(literal_patterns) <= _HYPERSCAN_LITERALS
         # Cores are plain bytes, found as they are: hyperscan compiles 2,000 of them in 0.04 s
         # and 20,000 in 1 s, and searches them at 4,500 MB/s where a DFA of them manages 440.
