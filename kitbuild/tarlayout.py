@@ -1,5 +1,6 @@
 """What of a binary file the leak scan reads as text: a tar's text members, found as the tar is
-read, and the e-mail addresses of a file of records (kitbuild.recordfiles).
+read, and the e-mail addresses of a file of records (kitbuild.recordfiles); and where, in a file
+of records that stores them so (a git pack, an HDF5 file), zlib streams may start.
 
 A tar (``tar cf logs.tar *.log``, or what a ``.tar.gz`` holds) is binary by its headers' NUL
 bytes, and binary data is not searched for e-mail and IPv4 addresses, which turn up by chance
