@@ -316,11 +316,17 @@ def _unwrap(m: re.Match[bytes]) -> bytes:
 _SLASHES = re.compile(rb"(?<=[A-Za-z0-9_.~-])/+(?=/)|/\.(?=/)")
 
 
+# A PDF page draws a string a few characters at a time, each piece moved by a kerning number:
+# matplotlib writes a title '[ (s) 0.16 (/) -0.33 (r) ] TJ', with a line end here and there.
+# Between two pieces of one array a view leaves the ') number (' out, so a path drawn so reads
+# whole in what a PDF stream holds (a font's glyph numbers, '<0056>', are not read).
+_PDF_KERNING = re.compile(rb"\)[ \r\n]{0,2}-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[ \r\n]{0,2}\(")
+
 # The escapes a view decodes, each with its decoding.
-ESCAPES = ((_JSON_ESCAPE, _json_decode), (_PERCENT, _byte), (_HTML_REFERENCE, _html_decode), (_HEX_ESCAPE, _code_point), (_WRAP, _unwrap), (_SLASHES, _unwrap))
+ESCAPES = ((_JSON_ESCAPE, _json_decode), (_PERCENT, _byte), (_HTML_REFERENCE, _html_decode), (_HEX_ESCAPE, _code_point), (_WRAP, _unwrap), (_SLASHES, _unwrap), (_PDF_KERNING, _unwrap))
 # Each kind of escape as hyperscan finds it (any \\u escape, \\/, a %XX, a character
 # reference's start or a named one, a \\x escape, a line end after 40 letters of base64, an
-# extra slash in a path; the last three only in text, see leakpass.Pass), with its longest
+# extra slash in a path, a PDF piece's kerning; the last four only in text, see leakpass.Pass), with its longest
 # length: hyperscan gives where a match ends, and a span from that far back holds the escape (the
 # rest of a numeric reference, and a wrapped line's indentation, are within _LONGEST after it).
 # The search runs in the leak scanner's one pass over the data (kitbuild.leakpass).
@@ -333,6 +339,7 @@ ESCAPE_FINDS = (
     # ran at a fifth of the speed; the view's regex checks it, within _LONGEST after the end)
     (_B64_LETTER + rb"{40}" + _LINE_END, 40 + 4),
     (rb"[A-Za-z0-9_.~-]//|/\./", 3),
+    (rb"\)[ \r\n]{0,2}-?[0-9.]{1,14}[ \r\n]{0,2}\(", 21),
 )
 _LONGEST = 12  # the longest escape: a surrogate pair
 

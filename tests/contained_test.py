@@ -218,3 +218,22 @@ def test_a_pdf_is_binary_so_its_ascii85_text_makes_no_e_mail_by_chance():
     data = pdf85(b"Recall at 10", noise)
     assert b"\0" not in data and found("fig.pdf", data) == []
     assert found("fig.txt", data[1:]) != []  # the same bytes, no PDF: text, and the shape found
+
+
+def _drawn(text: str) -> bytes:
+    """``text`` as matplotlib draws a title in a PDF (Type 3 fonts): a character a piece, each
+    moved by a kerning number, a line end every few pieces."""
+    pieces = [f"({c}) {(-1) ** i * 0.3255208333:.10f}" for i, c in enumerate(text)]
+    return b"BT\n/F1 12 Tf\n0 0 Td\n\n[ " + "\n".join(" ".join(pieces[k : k + 4]) for k in range(0, len(pieces), 4)).rsplit(" ", 1)[0].encode() + b" ]\nTJ\nET\n"
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(1, 400))
+def test_a_path_a_pdf_draws_a_character_at_a_time_is_found(block):
+    content = _drawn("/home/ada/runs/x.json")
+    assert found("page.txt", content, block) == found("page.txt", content) == [("KB501", content.index(b"(/)") + 1, SECRET)]
+    data = pdf(b"")[:-60] + b"5 0 obj\n<< /Filter /FlateDecode >>\nstream\n" + zlib.compress(content) + b"\nendstream\nendobj\n%%EOF\n"
+    assert [what for _, _, what in found("fig.pdf", data, block)] == [f"in the compressed data here, in its zlib content at line 5, column 4: {SECRET}"]
+    assert found("page.txt", _drawn("Recall at 10 for BM25")) == []
+    # Parentheses and numbers in prose or code are not taken for pieces of one string.
+    assert found("notes.txt", b"f(x) 0.5 (y) and see (1) 2 (home/ada)\n") == []
