@@ -89,10 +89,10 @@ def name_findings(paths: Sequence[str], scanner: LeakScanner, private: Mapping[s
     """A private string in a file's name (a log named after the machine it ran on), which
     index.json, SHA256SUMS and the pages would all print: one finding a file, its name
     scrubbed. The names are scanned as one text, a line each (100,000 files: one search)."""
-    text = "\n".join(paths).encode("utf-8", "surrogateescape")
-    starts = [0]
-    for path in paths[:-1]:
-        starts.append(starts[-1] + len(path.encode("utf-8", "surrogateescape")) + 1)
+    encoded = [path.encode("utf-8", "surrogateescape") for path in paths]
+    text, starts = b"\n".join(encoded), [0]
+    for name in encoded[:-1]:
+        starts.append(starts[-1] + len(name) + 1)
     named: dict[int, str] = {}
     for leak in scanner.scan(text, binary=False):
         if leak.code in ("KB901", "KB903"):

@@ -38,7 +38,7 @@ from kitbuild.leaks import Leak, LeakScanner
 from kitbuild.lines import BLOCK_SIZE
 from kitbuild.pairs import json_pairs
 from kitbuild.streamstarts import file_compression
-from kitbuild.tarlayout import Layout, layout_of, scan as tar_scan
+from kitbuild.tarlayout import Layout, layout_of, scan as layout_scan
 
 FIRST_READ = 64 << 10
 # A NUL byte in a file's first 8 KiB makes it binary: never rewritten, and searched only for
@@ -214,7 +214,7 @@ class Observer:
         self._hash: BlockHasher | None = BlockHasher() if inside is None else None
         self._unpacked: Unpacked | None = None
         self._embedded: Embedded | None = None  # compressed data in base64 (kitbuild.embedded)
-        self._tar: Layout | None = None  # what of binary data is scanned as text (kitbuild.tarlayout)
+        self._layout: Layout | None = None  # what of binary data is scanned as text (kitbuild.tarlayout)
         self._format = format_of(path)
         # The files a build writes about the kit (index.json, SHA256SUMS, croissant.json...)
         # print a digest for every file: their own checks compare each with the file, and no
@@ -266,7 +266,7 @@ class Observer:
         if kind is not None and self._depth < DEPTH:
             self._unpacked = Unpacked(kind, *self._layer())
         # A zip's stored members are its own bytes (a NumPy .npz): it may hold records as they are.
-        self._tar = layout_of(head, self._layer()[1], self.plan.allow) if self.obs.binary and kind in (None, "zip") else None
+        self._layout = layout_of(head, self._layer()[1], self.plan.allow) if self.obs.binary and kind in (None, "zip") else None
 
     def _layer(self) -> tuple[Callable[[], Observer], Budget, bool]:
         """What a layer inside this file needs (kitbuild.compressed, kitbuild.embedded): a fresh
@@ -370,7 +370,7 @@ class Observer:
         # Compressed data inside the file (kitbuild.embedded); a compressed file's own bytes are
         # its stream's, which kitbuild.compressed reads (a stored member of a zip too).
         compressed: list[int] | None = [] if self._depth < DEPTH and not (obs.binary and self._unpacked) else None
-        for leak in tar_scan(plan.scanner, window, base, lo, hi, obs.binary, compressed, self._tar):
+        for leak in layout_scan(plan.scanner, window, base, lo, hi, obs.binary, compressed, self._layout):
             obs.leaks.append(Leak(leak.code, base + leak.offset, leak.what))
         if compressed and self._embedded is None:
             self._embedded = Embedded(*self._layer(), binary=obs.binary)

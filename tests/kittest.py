@@ -70,6 +70,25 @@ def write_kit(root: Path, text: str | None = None, **config: Any) -> Path:
     return path
 
 
+def refused_then_caught(root: Path, cli: Any, name: str, data: bytes) -> tuple[str, str]:
+    """A bench whose ``r/<name>`` holds ``data``, and a clean ``r/ok.json``: the build must stop
+    and write nothing. Then the same bytes put over ``r/ok.json`` in a kit built without them,
+    its pins left as they were. Returns what the build said and what verify said (exit 1)."""
+    bench = root / "bench" / "r"
+    bench.mkdir(parents=True)
+    (bench / "ok.json").write_text('{"a": 1}\n')
+    (bench / name).write_bytes(data)
+    config = write_kit(root, out="kit", sources=[{"path": "bench/r", "as": "r"}])
+    result = cli("build", config)
+    assert result.exit_code == 1 and not (root / "kit").exists()
+    (bench / name).unlink()
+    assert cli("build", config).exit_code == 0
+    (root / "kit" / "r" / "ok.json").write_bytes(data)
+    report = cli("verify", root / "kit")
+    assert report.exit_code == 1
+    return result.stdout + result.stderr, report.stdout
+
+
 @pytest.fixture(name="make_files")
 def make_files_fixture() -> Callable[[Path, Tree], Path]:
     return make_files

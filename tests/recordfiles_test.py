@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kitbuild.observe import Observer, Plan
-from kittest import write_kit
+from kittest import refused_then_caught
 from streams_test import found
 
 EMAIL = "an e-mail address"
@@ -85,19 +85,9 @@ def test_what_chance_makes_in_random_bytes_of_a_database_is_not_taken_for_an_add
 
 
 def test_build_stops_on_an_address_in_a_database_and_verify_finds_it_in_a_kit(tmp_path, cli):
-    bench = tmp_path / "bench" / "r"
-    bench.mkdir(parents=True)
-    (bench / "ok.json").write_text('{"a": 1}\n')
-    database(bench / "results.db", "jane.doe@uni-example.de")
-    config = write_kit(tmp_path, out="kit", sources=[{"path": "bench/r", "as": "r"}])
-    result = cli("build", config)
-    assert result.exit_code == 1 and not (tmp_path / "kit").exists()
-    assert "KB502 r/results.db:" in result.stdout + result.stderr
-    (bench / "results.db").rename(tmp_path / "results.db")
-    assert cli("build", config).exit_code == 0
-    (tmp_path / "kit" / "r" / "ok.json").write_bytes((tmp_path / "results.db").read_bytes())
-    report = cli("verify", tmp_path / "kit")
-    assert report.exit_code == 1 and "KB502 r/ok.json:" in report.stdout
+    said, verified = refused_then_caught(tmp_path, cli, "results.db", database(tmp_path / "r.db", "jane.doe@uni-example.de"))
+    assert "KB502 r/results.db:" in said
+    assert "KB502 r/ok.json:" in verified
 
 
 def _column(*cells: bytes) -> bytes:
