@@ -11,7 +11,7 @@ import hyperscan
 DIGEST_LENGTH = 64
 PREFIX = b"sha256:"  # what a record may print before a digest
 
-__all__ = ["DIGEST_LENGTH", "PREFIX", "digest_starts", "hex_runs", "may_spell_digest", "printed_digests"]
+__all__ = ["DIGEST_LENGTH", "MARKS", "PREFIX", "digest_starts", "find_from", "hex_runs", "may_spell_digest", "printed_digests"]
 
 # Every hex digit becomes 'x' and every other byte a space, so that a run of 64 digits is a run of
 # 64 'x' that bytes.find jumps to. Two passes in C: five times as fast as re's
@@ -37,19 +37,30 @@ def hex_runs(data: bytes | bytearray) -> list[tuple[int, int]]:
 # digest on every line, twice the speed of the translate-and-find search above with the work per
 # digest counted (docs/performance.md). A run longer than 64 digits ends a match at each of its
 # digits; the first two ends in a row stop the scan, and that data is searched the way above,
-# whose cost does not grow with a run's length.
+# whose cost does not grow with a run's length. The same scan finds the first of each of MARKS,
+# which a reader of the data would otherwise look for with a search of its own each (three
+# searches over every text window: a sixth of a verify of records that print a digest a line).
+MARKS = (b"sha256-", b"sha256=", b"\\")
 _database: hyperscan.Database | None = None
 
 
-def digest_starts(data: bytes) -> tuple[list[int], list[int]]:
-    """The starts of every run of exactly 64 hex digits in ``data``, and of every longer run."""
+def digest_starts(data: bytes) -> tuple[list[int], list[int], list[int | None]]:
+    """The starts of every run of exactly 64 hex digits in ``data``, of every longer run, and
+    the start of the first of each of MARKS (-1 where there is none)."""
     global _database
     if _database is None:
         _database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        _database.compile(expressions=[rb"[0-9a-fA-F]{64}"], ids=[0], elements=1, flags=[0])
+        marks = [b"".join(b"\\x%02x" % c for c in m) for m in MARKS]
+        _database.compile(
+            expressions=[rb"[0-9a-fA-F]{64}", *marks], ids=list(range(1 + len(MARKS))), elements=1 + len(MARKS), flags=[0] + [hyperscan.HS_FLAG_SINGLEMATCH] * len(MARKS)
+        )
     ends: list[int] = []
+    firsts: list[int | None] = [-1] * len(MARKS)
 
-    def hit(_id: int, _from: int, to: int, _flags: int, _context: object) -> bool:
+    def hit(index: int, _from: int, to: int, _flags: int, _context: object) -> bool:
+        if index:
+            firsts[index - 1] = to - len(MARKS[index - 1])  # the first: a literal's matches end in order
+            return False
         if ends and ends[-1] == to - 1:
             return True  # a longer run: stop
         ends.append(to)
@@ -59,9 +70,17 @@ def digest_starts(data: bytes) -> tuple[list[int], list[int]]:
         _database.scan(data, match_event_handler=hit)
     except hyperscan.ScanTerminated:
         runs = hex_runs(data)
-        return [a for a, b in runs if b - a == DIGEST_LENGTH], [a for a, b in runs if b - a != DIGEST_LENGTH]
+        return [a for a, b in runs if b - a == DIGEST_LENGTH], [a for a, b in runs if b - a != DIGEST_LENGTH], list[int | None]([data.find(m) for m in MARKS])
     # No two ends in a row: each match is a whole run of 64, hex digits neither before nor after.
-    return [end - DIGEST_LENGTH for end in ends], []
+    return [end - DIGEST_LENGTH for end in ends], [], firsts
+
+
+def find_from(data: bytes, mark: bytes, first: int | None, start: int, end: int) -> int:
+    """``data.find(mark, start, end)``, given ``first``, where the first ``mark`` in ``data``
+    starts (-1: nowhere; None: not known): no search where that says enough."""
+    if first is None or 0 <= first < start:
+        return data.find(mark, start, end)
+    return first if 0 <= first and first + len(mark) <= end else -1
 
 
 def printed_digests(data: bytes) -> list[tuple[int, int, str]]:

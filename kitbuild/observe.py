@@ -29,7 +29,7 @@ import ahocorasick_rs
 import orjson
 
 from kitbuild.compressed import DEPTH, Budget, Unpacked
-from kitbuild.digests import DIGEST_LENGTH, digest_starts, may_spell_digest
+from kitbuild.digests import DIGEST_LENGTH, MARKS, digest_starts, find_from, may_spell_digest
 from kitbuild.embedded import Embedded
 from kitbuild.fileformat import BINARY_SNIFF, format_of, is_binary
 from kitbuild.hashing import BlockHasher
@@ -227,17 +227,17 @@ class Observer:
         self._context = 0  # how many bytes at the carry's start are context (searched already)
         self._base = 0  # the file offset of the carry's first byte
         self._doc: list[bytes] | None = [] if self._format == "json" else None
-        self._doc_size = 0
-        self._doc_digest = False
+        self._doc_size, self._doc_digest = 0, False
         # An NDJSON record that runs past a window: its pieces, kept only up to PAIR_LIMIT.
         self._record_open = False
         self._record: list[bytes] = []
         self._record_start = 0
         self._record_size = 0
         self._record_digest = False
-        # Where each counter's last match ended (a file offset): a later window resumes there, so
-        # a word that starts before a settle point is not counted again after it.
+        # Where each counter's last match ended (a file offset): a later window resumes there, so a
+        # word that starts before a settle point is not counted again after it.
         self._resume = [0] * (len(plan.placeholders) + len(plan.words))
+        self._marks: list[int | None] = [None] * len(MARKS)  # the first of each in a text window
 
     def feed(self, data: bytes) -> None:
         if not data:
@@ -339,9 +339,9 @@ class Observer:
         # run that starts in the context before ``lo`` was counted with the window before.
         starts: list[int] = []
         if not obs.binary and not self._written:
-            exact, longer = digest_starts(window)
+            exact, longer, self._marks = digest_starts(window)
             starts = exact[bisect.bisect_left(exact, lo) : bisect.bisect_left(exact, hi)]
-            if not obs.hidden_digest and (any(lo <= s < hi for s in longer) or any(window.find(p, lo, hi + 6) >= 0 for p in (b"sha256-", b"sha256=")) or (plan.private and not plan.withheld and may_spell_digest(window, exact))):
+            if not obs.hidden_digest and (any(lo <= s < hi for s in longer) or any(find_from(window, m, f, lo, hi + 6) >= 0 for m, f in zip(MARKS[:2], self._marks)) or (plan.private and not plan.withheld and may_spell_digest(window, exact))):
                 obs.hidden_digest = True
         if starts:
             # The work per digest stays in C (slices, Counter, dict): a record may print one on
@@ -423,7 +423,7 @@ class Observer:
         a file here. One search over them all, not one a record: most name none."""
         finder = self.plan.path_finder
         at = [first + s for _, s, _ in finder.find_matches_as_indexes(memoryview(window)[first:last])] if finder else []
-        q = window.find(b"\\", first, last)
+        q = find_from(window, b"\\", self._marks[2], first, last)
         while q >= 0:
             at.append(q)
             q = window.find(b"\\", window.find(b"\n", q, last + 1) + 1, last)
