@@ -22,8 +22,9 @@ are found in any case of their ASCII letters.
 
 The generic shapes and their anchors live in :mod:`kitbuild.shapes`; the encodings and the
 decoded views in :mod:`kitbuild.leakviews`, base64 in :mod:`kitbuild.leakbase64`, the one
-hyperscan pass in :mod:`kitbuild.leakpass`. This module holds the scanner that runs them. Why
-each library: docs/performance.md.
+hyperscan pass in :mod:`kitbuild.leakpass`, which escapes in binary data need a view in
+:mod:`kitbuild.leaksieve`. This module holds the scanner that runs them. Why each library:
+docs/performance.md.
 """
 
 from __future__ import annotations
@@ -37,8 +38,9 @@ import ahocorasick_rs
 from kitbuild.allowlist import AllowForms
 from kitbuild.leakbase64 import COMPRESSED_STARTS, CONTAINED, DOCUMENT_STARTS, MAGICS, cores, decoded_hex_run, decoded_run, hex_forms, starts_run
 from kitbuild.leakpass import Pass, automaton, compiled
+from kitbuild.leaksieve import sieve
 from kitbuild.leakviews import ESCAPES, REACH, wide_stretches, UTF8, WIDE, WIDE_BE, WIDE_LE, Encoding, char, forms, same, through, views
-from kitbuild.shapes import ANCHORS, EMAIL, EMAIL_AT, ENCODED_ANCHORS, ESCAPE_LETTERS, FOLD_AFTER, FOLD_BEFORE, LOCAL_CHARS, Shape, absolute_through_dots, after_length_byte, after_terminal_code, letter_before, match_start
+from kitbuild.shapes import ANCHORS, EMAIL, EMAIL_AT, ENCODED_ANCHORS, FOLD_AFTER, FOLD_BEFORE, LOCAL_CHARS, Shape, absolute_through_dots, after_length_byte, after_terminal_code, letter_before, match_start, name_bounded
 
 __all__ = ["Leak", "LeakScanner"]
 
@@ -54,13 +56,6 @@ class Leak:
 
 # -- literals ----------------------------------------------------------------------------------
 
-# A private string with no '/' or '\\' is a name (a host, a user): it fires only as a whole name,
-# so 'gpu07' is not found in 'gpu070', 'xgpu07' or 'x.gpu07' (another host), and is found in
-# 'gpu07.lab.example.org' (its short form is private either way), at a sentence's end ('gpu07.'),
-# and, with a dot of its own, after one: 'x.gpu07.lab.example.org' is in its domain. '_' is no
-# part of a host name (RFC 1123): 'host_gpu07_rank0' names it too. A path fires anywhere.
-_NAME_BEFORE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-")
-_NAME_AFTER = _NAME_BEFORE - {ord(".")}
 # The longest private or allow string, in UTF-8 bytes: fully \u-escaped (6 bytes a byte) it
 # still fits in REACH, so a window sees it whole.
 _MAX_LITERAL = 512
@@ -256,7 +251,11 @@ class LeakScanner:
         if lo >= hi:
             return []
         found: list[_Found] = []
-        escapes, wide, encoded = self._scan_text(data, 0, len(data), None, binary, found)
+        hits: list[int] | None = [] if binary else None
+        escapes, wide, encoded = self._scan_text(data, 0, len(data), None, binary, found, hits)
+        viewed = self._table(binary=binary, nul=False)  # the views' tables
+        if hits is not None and not (self._table(binary=binary, nul=b"\0" in data).literal_automaton or viewed.literal_automaton or viewed.base64_automaton):
+            escapes = sieve(data, escapes, viewed.search, hits, lambda index: viewed.base64[index] is _STREAM)
         self._scan_views(data, escapes, same, binary, found)
         starts: list[int] = []
         self._scan_base64(data, encoded, binary, found, starts=starts)
@@ -276,6 +275,8 @@ class LeakScanner:
         ``raw``; with ``base64``, in the base64 a view shows too (a JSON encoder writes each '/'
         of it as '\\/', a URL percent-encodes its '+', '/' and '=')."""
         for (pattern, decode), spans in zip(ESCAPES, escapes):
+            if not spans:
+                continue  # most kinds, in most data: not even a generator made for them
             for view in views(text, spans, pattern, decode):
                 place = through(view, raw)
                 for start, end in view.near_escapes():
@@ -325,10 +326,11 @@ class LeakScanner:
             self._scan_views(text, escapes, place, binary, here, base64=False)
             found += [(code, offset, length, f"{what}, {'base64' if group == 4 else 'hex'}-encoded", encoding, allowed) for code, offset, length, what, encoding, allowed in here]
 
-    def _scan_text(self, text: bytes, first: int, last: int, raw: Callable[[int], int] | None, binary: bool, found: list[_Found]) -> tuple[list[list[tuple[int, int]]], list[tuple[int, int]], list[tuple[int, int]]]:
+    def _scan_text(self, text: bytes, first: int, last: int, raw: Callable[[int], int] | None, binary: bool, found: list[_Found], hits: list[int] | None = None) -> tuple[list[list[tuple[int, int]]], list[tuple[int, int]], list[tuple[int, int]]]:
         """Findings that lie in text[first:last], of the raw data (``raw`` None) or of a
         decoded view's text (``raw`` places its bytes in the raw data), into ``found``; the text
-        around is their context. Returns where the text's escapes are (see Pass.find)."""
+        around is their context. Returns where the text's escapes are (see Pass.find); ``hits``
+        gets the start of each anchor, literal and base64 core found (but compressed streams')."""
         # UTF-16 and UTF-32 are read from the raw data only, where their NULs are.
         tables = self._table(binary=binary, nul=raw is None and b"\0" in text)
         if raw is None:
@@ -336,6 +338,9 @@ class LeakScanner:
         anchor_hits, literal_hits, escapes, wide_escapes, encoded = tables.search.find(text, first, last)
         if tables.base64_automaton is not None:
             encoded = sorted(encoded + [(index, first + start) for index, start, _ in tables.base64_automaton.find_matches_as_indexes(text[first:last], overlapping=True)])
+        if hits is not None:
+            # (Not the UTF-16 and UTF-32 anchors, which views are not searched for: 18 '@\0' a MiB of random bytes.)
+            hits += [s for i, s in anchor_hits if tables.anchors[i][0][2] is UTF8] + [s for s, _ in literal_hits] + [s for i, s in encoded if tables.base64[i] is not _STREAM]
         for literal, start, end in self._literal_matches(text, tables, first, last, hits=literal_hits):
             found.append((literal.code, raw(start), literal.length, literal.what, literal.encoding, False))
         wide: dict[tuple[Encoding, int], list[tuple[int, Shape, int | None]]] = {}
@@ -362,7 +367,7 @@ class LeakScanner:
     ) -> list[tuple[_Literal, int, int]]:
         """(literal, start, end) of every occurrence of every literal in text[first:last], in
         any case, overlapping ones too, names only where they stand ``alone`` (see
-        _NAME_BEFORE); ``hits``: the (start, end) tables.search found there, if it has searched.
+        shapes.name_bounded); ``hits``: the (start, end) tables.search found there, if it has searched.
 
         Every literal is held in lower case and looked for in any case of its ASCII letters
         (hyperscan's caseless mode; near its hits, the text lowered): 'Gpu07', 'GPU07' and a
@@ -398,7 +403,7 @@ class LeakScanner:
         for start, index in sorted(every):
             for literal in tables.literals[index]:
                 end = start + len(literal.whole)
-                if text[start:end].lower() == literal.whole and (not (alone and literal.name) or _name_bounded(text, start, end, literal.encoding, b"." in literal.whole)):
+                if text[start:end].lower() == literal.whole and (not (alone and literal.name) or name_bounded(text, start, end, literal.encoding, b"." in literal.whole)):
                     matches.append((literal, start, end))
         return matches
 
@@ -456,16 +461,6 @@ class LeakScanner:
 # Up to this many literals, the fast pass is hyperscan's (4,400 MB/s over random bytes against
 # 183 for the DFA); past them its compile time (2.4 s for 20,000) is not (docs/performance.md).
 _HYPERSCAN_LITERALS = 5000
-
-
-def _name_bounded(text: bytes, start: int, end: int, encoding: Encoding, dotted: bool = False) -> bool:
-    """Whether a name found at text[start:end] stands alone (see _NAME_BEFORE)."""
-    unit = encoding.unit
-    before, escape, after = char(text, start - unit, encoding), char(text, start - 2 * unit, encoding), char(text, end, encoding)
-    # A JSON escape's letter ('\\ngpu07'), a terminal code's ('ESC[1mgpu07'), is no part of the name.
-    if before in ESCAPE_LETTERS and escape == 0x5C or unit == 1 and after_terminal_code(text, start):
-        before = None
-    return (before not in _NAME_BEFORE or dotted and before == 0x2E) and after not in _NAME_AFTER
 
 
 def _settle(found: list[_Found], lo: int, hi: int) -> list[Leak]:

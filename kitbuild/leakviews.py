@@ -19,7 +19,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-__all__ = ["ESCAPE_FINDS", "ESCAPES", "REACH", "WIDE_ESCAPE_FINDS", "end_escape", "wide_stretches", "UTF8", "WIDE", "WIDE_BE", "WIDE_LE", "Encoding", "View", "char", "forms", "same", "through", "views"]
+__all__ = ["ESCAPE_FINDS", "ESCAPES", "LONGEST_ESCAPE", "REACH", "WIDE_ESCAPE_FINDS", "end_escape", "wide_stretches", "UTF8", "WIDE", "WIDE_BE", "WIDE_LE", "Encoding", "View", "char", "forms", "same", "stretches", "through", "views"]
 
 
 # -- encodings ---------------------------------------------------------------------------------
@@ -198,16 +198,21 @@ def views(data: bytes, spans: Iterable[tuple[int, int]], escapes: re.Pattern[byt
     needs. Random bytes hold a '%4F' or '\\/' every few tens of kilobytes; decoding whole
     windows for them halved the speed of a binary scan (86 against 182 MB/s, 200 digests).
     """
-    stretches: list[list[Any]] = []
+    for first, last, inside in stretches(data, spans):
+        yield View(data, first, last, escapes, decode, inside)
+
+
+def stretches(data: bytes, spans: Iterable[tuple[int, int]]) -> list[tuple[int, int, list[tuple[int, int]]]]:
+    """(first, last, its spans) of the stretch of ``data`` each view of :func:`views` reads."""
+    found: list[list[Any]] = []
     for start, end in spans:
         first, last = max(0, start - 2 * REACH), min(len(data), end + 2 * REACH)
-        if stretches and first <= stretches[-1][1]:
-            stretches[-1][1] = max(stretches[-1][1], last)
-            stretches[-1][2].append((start, end))
+        if found and first <= found[-1][1]:
+            found[-1][1] = max(found[-1][1], last)
+            found[-1][2].append((start, end))
         else:
-            stretches.append([first, last, [(start, end)]])
-    for first, last, inside in stretches:
-        yield View(data, first, last, escapes, decode, inside)
+            found.append([first, last, [(start, end)]])
+    return [(first, last, inside) for first, last, inside in found]
 
 
 def same(at: int) -> int:
@@ -230,7 +235,7 @@ def _at_spans(data: bytes, spans: Iterable[tuple[int, int]], escapes: re.Pattern
     took half the time of a scan of random bytes.)"""
     done = 0
     for start, end in spans:
-        m = escapes.search(data, max(start, done), min(last, end + _LONGEST))
+        m = escapes.search(data, max(start, done), min(last, end + LONGEST_ESCAPE))
         if m is not None and m.start() < end:
             done = m.end()
             yield m
@@ -257,7 +262,7 @@ def _json_decode(m: re.Match[bytes]) -> bytes:
 
 # A character percent-encoded again is '%25' and its code ('%252F' is '/' encoded twice, as a URL
 # in a query string prints it): up to five rounds are decoded as one, what as many rounds of a
-# reader's decoder give. Its longest, '%2525252541', is within _LONGEST.
+# reader's decoder give. Its longest, '%2525252541', is within LONGEST_ESCAPE.
 _PERCENT = re.compile(rb"%(?:25){0,4}([0-9A-Fa-f]{2})")
 
 
@@ -328,7 +333,7 @@ ESCAPES = ((_JSON_ESCAPE, _json_decode), (_PERCENT, _byte), (_HTML_REFERENCE, _h
 # reference's start or a named one, a \\x escape, a line end after 40 letters of base64, an
 # extra slash in a path, a PDF piece's kerning; the last four only in text, see leakpass.Pass), with its longest
 # length: hyperscan gives where a match ends, and a span from that far back holds the escape (the
-# rest of a numeric reference, and a wrapped line's indentation, are within _LONGEST after it).
+# rest of a numeric reference, and a wrapped line's indentation, are within LONGEST_ESCAPE after it).
 # The search runs in the leak scanner's one pass over the data (kitbuild.leakpass).
 ESCAPE_FINDS = (
     (rb"\\u[0-9a-fA-F]{4}|\\/", 6),
@@ -336,12 +341,12 @@ ESCAPE_FINDS = (
     (rb"&(?:#[0-9xX]|(?:" + _NAMED + rb");)", 2 + max(map(len, _ASCII_NAMES))),
     (rb"\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]|U[0-9a-fA-F]{8}|[0-3][0-7]{2})", 10),
     # (where the line ends: hyperscan's search for what may follow, indentation and a letter,
-    # ran at a fifth of the speed; the view's regex checks it, within _LONGEST after the end)
+    # ran at a fifth of the speed; the view's regex checks it, within LONGEST_ESCAPE after the end)
     (_B64_LETTER + rb"{40}" + _LINE_END, 40 + 4),
     (rb"[A-Za-z0-9_.~-]//|/\./", 3),
     (rb"\)[ \r\n]{0,2}-?[0-9.]{1,14}[ \r\n]{0,2}\(", 21),
 )
-_LONGEST = 12  # the longest escape: a surrogate pair
+LONGEST_ESCAPE = 12  # the longest escape: a surrogate pair
 
 
 def end_escape(data: bytes, first: int, last: int, spans: list[list[tuple[int, int]]]) -> None:

@@ -12,7 +12,9 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-__all__ = ["ANCHORS", "EMAIL", "EMAIL_AT", "ENCODED_ANCHORS", "ESCAPE_LETTERS", "FOLD_AFTER", "FOLD_BEFORE", "LOCAL_CHARS", "Shape", "absolute_through_dots", "after_length_byte", "after_terminal_code", "letter_before", "local_part_start", "match_start"]
+from kitbuild.leakviews import Encoding, char
+
+__all__ = ["ANCHORS", "EMAIL", "EMAIL_AT", "ENCODED_ANCHORS", "ESCAPE_LETTERS", "FOLD_AFTER", "FOLD_BEFORE", "LOCAL_CHARS", "Shape", "absolute_through_dots", "after_length_byte", "after_terminal_code", "letter_before", "local_part_start", "match_start", "name_bounded"]
 
 # Every shape regex is tried only where one of its anchors (a literal every match contains) was
 # found: on clean records the anchors' search runs at gigabytes a second, a regex tried at every
@@ -214,3 +216,22 @@ def after_terminal_code(text: bytes, start: int) -> bool:
     while at > 0 and start - at < 24 and text[at - 1] in _CONTROL_PARAMETERS:
         at -= 1
     return any(text.endswith(spelling, 0, at) for spelling in _ESCAPE_SPELLINGS)
+
+
+# A private string with no '/' or '\\' is a name (a host, a user): it fires only as a whole name,
+# so 'gpu07' is not found in 'gpu070', 'xgpu07' or 'x.gpu07' (another host), and is found in
+# 'gpu07.lab.example.org' (its short form is private either way), at a sentence's end ('gpu07.'),
+# and, with a dot of its own, after one: 'x.gpu07.lab.example.org' is in its domain. '_' is no
+# part of a host name (RFC 1123): 'host_gpu07_rank0' names it too. A path fires anywhere.
+_NAME_BEFORE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-")
+_NAME_AFTER = _NAME_BEFORE - {ord(".")}
+
+
+def name_bounded(text: bytes, start: int, end: int, encoding: Encoding, dotted: bool = False) -> bool:
+    """Whether a name found at text[start:end] stands alone (see _NAME_BEFORE)."""
+    unit = encoding.unit
+    before, escape, after = char(text, start - unit, encoding), char(text, start - 2 * unit, encoding), char(text, end, encoding)
+    # A JSON escape's letter ('\\ngpu07'), a terminal code's ('ESC[1mgpu07'), is no part of the name.
+    if before in ESCAPE_LETTERS and escape == 0x5C or unit == 1 and after_terminal_code(text, start):
+        before = None
+    return (before not in _NAME_BEFORE or dotted and before == 0x2E) and after not in _NAME_AFTER
