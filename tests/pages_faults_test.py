@@ -36,7 +36,7 @@ MISTAKES = {
     "an item past a list's end": ("{{ rules[7].id }}\n", 1, "rules is a list of 0 items, numbered from 0: it has no item 7"),
     "a key of a text": ("{{ title.nope }}\n", 1, "title is a text, which has no 'nope'"),
     "a key of an empty value": ("{{ licence.name }}\n", 1, "licence is empty (none), which has no 'name'"),
-    "a filter misspelt": ("\n{{ records|thousand }}\n", 2, "there is no filter 'thousand'; did you mean 'thousands'? There are 57 filters here."),
+    "a filter misspelt": ("\n{{ records|thousand }}\n", 2, "there is no filter 'thousand'; did you mean 'thousands'? There are 56 filters here."),
     "a test misspelt": ("{% if title is strng %}x{% endif %}\n", 1, "there is no test 'strng'; did you mean 'string'? There are 39 tests here."),
     "a template that does not parse": ("a\n{% for f in folders %}\n", 2, "it does not parse: Unexpected end of template. Jinja was looking for the following tags: 'endfor' or 'else'. The innermost block that needs to be closed is 'for'."),
     "an include of nothing": ("{% include 'nope.j2' %}\n", 1, "it includes 'nope.j2', which is not a template here"),

@@ -81,6 +81,11 @@ class FigureView:
     def __str__(self) -> str:
         return self.text
 
+    def __repr__(self) -> str:
+        # What a page prints for a list or dict of figures ({{ figures }}): their texts, the same on
+        # every run (object's own repr is the view's address).
+        return repr(self.text)
+
     def __html__(self) -> str:
         # Figure texts are digits, signs and names; escape anyway, they may be read from a file.
         return str(jinja2.utils.markupsafe.escape(self.text))

@@ -22,13 +22,13 @@ import types
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import jinja2
-from jinja2 import nodes
-from jinja2.compiler import CodeGenerator, Frame
 from jinja2.runtime import Context, markup_join, str_join
 from jinja2.sandbox import SandboxedEnvironment
-from jinja2.visitor import NodeTransformer
 
 from kitbuild.pages.faults import Unknown
+from kitbuild.pages.printable import check_steady
+from kitbuild.pages.routing import _BoundedCodeGenerator
+from kitbuild.pages.walks import _Refused, check_walk, check_wrap
 from kitbuild.resources import templates_dir
 
 # The limits on rendering the pages, for every template. The built-in templates render the demo
@@ -78,19 +78,19 @@ _SEQUENCES = (str, list, tuple)
 # measuring it first would walk a kit's 100,000 files each time {{ files|length }} is asked.
 _ITEMWISE_FILTERS = frozenset(
     "abs attr batch count d default dictsort first float groupby int items last length list map max min "
-    "random reject rejectattr reverse round select selectattr slice sort sum unique".split()
+    "reject rejectattr reverse round select selectattr slice sort sum unique".split()
 )
+# The methods of a list or dict that compare (or hash) what they are given, or the list's items:
+# list.count(x), dict.get(k), loop.changed(x). Both are walked first.
+_COMPARING_METHODS = frozenset("changed count fromkeys get index pop remove setdefault sort".split())
+# Filters that compare (or hash) their items, or their items with an argument: walked first.
+_COMPARING_FILTERS = frozenset("dictsort groupby max min reject rejectattr select selectattr sort unique".split())
 # Widths and precisions in a %-format and in a str.format field; '*' and a field inside a field
 # take theirs from the arguments.
 _PERCENT_SPEC = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d*)(?:\.(\*|\d*))?")
 _FORMAT_SPEC = re.compile(r"\{[^{}]*:([^{}]*)\}")
 _NESTED_FIELD = re.compile(r"\{[^{}]*\{")
 _DIGITS = re.compile(r"\d+")
-
-
-class _Refused(jinja2.TemplateError):
-    """A template went past a limit; the message says which, and what to do. (A jinja2 error, so
-    that whoever renders a text with :func:`bounded_environment` reports it as jinja2's own.)"""
 
 
 def _too_big(size: int, what: str) -> _Refused:
@@ -166,6 +166,12 @@ def _items(n: Any, what: str) -> int:
     return max(0, n) if isinstance(n, int) else 0
 
 
+def _wrap_size(a: Mapping[str, Any]) -> int:
+    text = _as_text(a["s"])
+    check_wrap(text, a.get("width", 79), a.get("break_long_words", True))
+    return len(text) * (1 + len(a.get("wrapstring") or "\n"))
+
+
 def _indent_size(a: Mapping[str, Any]) -> int:
     text, width = _as_text(a["s"]), a.get("width", 4)
     return len(text) + (text.count("\n") + 1) * (len(width) if isinstance(width, str) else max(0, width))
@@ -176,7 +182,7 @@ def _indent_size(a: Mapping[str, Any]) -> int:
 _FILTER_SIZES: dict[str, Callable[[Mapping[str, Any]], int]] = {
     "center": lambda a: max(_text_size(a["value"]), a.get("width", 80)),
     "indent": _indent_size,
-    "wordwrap": lambda a: _text_size(a["s"]) * (1 + len(a.get("wrapstring") or "\n")),
+    "wordwrap": lambda a: _wrap_size(a),
     "truncate": lambda a: _text_size(a["s"]) + len(str(a.get("end", "..."))),
     "tojson": lambda a: _text_size(a["value"]) * (1 + max(0, a.get("indent") or 0)),
     "replace": lambda a: _replace_size(_as_text(a["s"]), a["old"], a["new"], a.get("count")),
@@ -212,46 +218,6 @@ def _method_owner(obj: Any) -> tuple[Any, str]:
     return None, ""
 
 
-def _through(method: str, node: nodes.Node) -> nodes.Call:
-    """``node``'s value passed through the environment's ``method``."""
-    return nodes.Call(nodes.EnvironmentAttribute(method), [node], [], None, None, lineno=node.lineno)
-
-
-class _Routed(NodeTransformer):
-    """A template's steps that jinja2 takes without asking the environment, routed through it."""
-
-    def visit_For(self, node: nodes.For) -> nodes.Node:
-        # (A recursive loop's deeper levels are calls to loop(), which the environment sees.)
-        self.generic_visit(node)
-        node.iter = _through("loop_items", node.iter)
-        return node
-
-    def visit_Getitem(self, node: nodes.Getitem) -> nodes.Node:
-        self.generic_visit(node)
-        return _through("sliced", node) if isinstance(node.arg, nodes.Slice) else node
-
-
-class _BoundedCodeGenerator(CodeGenerator):
-    """jinja2's code for a template, with the steps that call nothing made to go through the
-    environment: a loop takes its items through :meth:`_BoundedEnvironment.loop_items`, a slice
-    is counted by :meth:`_BoundedEnvironment.sliced`, and a '~' joins through
-    :meth:`_BoundedEnvironment.join`."""
-
-    def visit_Template(self, node: nodes.Template, frame: Frame | None = None) -> None:
-        _Routed().visit(node)
-        super().visit_Template(node, frame)
-
-    def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
-        # The join jinja2 itself would choose (markup_join where the frame escapes, or, where that
-        # is only known at run time, where jinja2 decides it then), named to the environment.
-        markup = "context.eval_ctx.volatile" if frame.eval_ctx.volatile else repr(bool(frame.eval_ctx.autoescape))
-        self.write(f"environment.join({markup}, (")
-        for piece in node.nodes:
-            self.visit(piece, frame)
-            self.write(", ")
-        self.write("))")
-
-
 class _BoundedEnvironment(SandboxedEnvironment):
     """jinja2's sandbox, bounded in time and size (see the limits at the top of this module)."""
 
@@ -267,6 +233,8 @@ class _BoundedEnvironment(SandboxedEnvironment):
         # Placeholder text drawn at random: a page made with it never renders the same twice, so
         # no kit can use it, and it makes its text in a loop no limit here could reach.
         del self.globals["lipsum"]
+        # (So is a random item: a page must come out the same when a reader renders it again.)
+        del self.filters["random"]
         self.filters = {name: self._bounded_filter(name, function) for name, function in self.filters.items()}
         self.filters.update(FILTERS)
         self.start()
@@ -321,6 +289,9 @@ class _BoundedEnvironment(SandboxedEnvironment):
             raise _Refused(f"its calls nest more than {MAX_CALL_DEPTH} deep (a macro that calls itself without end?); make them nest less")
         owner, name = _method_owner(obj)
         what = f"{name}()"
+        if name in _COMPARING_METHODS and (isinstance(owner, _CONTAINERS) or name == "changed"):
+            for arg in (*args, *kwargs.values(), *((owner,) if name in ("count", "index", "remove", "sort") else ())):
+                check_walk(arg, what)
         grows = len(owner) if isinstance(owner, (list, dict, set)) else None
         counted = False
         if isinstance(owner, str):
@@ -344,6 +315,14 @@ class _BoundedEnvironment(SandboxedEnvironment):
             # What a method of a text or a list made: a copy, the parts of a split.
             self.count(_text_size(result), what)
         return result
+
+    def compared(self, value: Any) -> Any:
+        """A value '==', '<', 'in', a comparing test or a dict's key walks: measured first."""
+        return check_walk(value, "a comparison")
+
+    def getitem(self, obj: Any, argument: Any) -> Any:
+        # (A dict hashes the key it is asked for, and a tuple's hash walks it.)
+        return super().getitem(obj, check_walk(argument, "a lookup"))
 
     def sliced(self, part: Any) -> Any:
         """``text[a:b]``: a copy, counted."""
@@ -409,6 +388,7 @@ class _BoundedEnvironment(SandboxedEnvironment):
         """Every {{ }}, before it is made text: a list or dict is measured first."""
         if type(value) is not str and isinstance(value, _CONTAINERS):  # (a text, most often, first)
             self.count(_text_size(value), "printing a list or dict")
+        check_steady(value)
         return value
 
     def _bounded_filter(self, name: str, function: Callable[..., Any]) -> Callable[..., Any]:
@@ -420,10 +400,14 @@ class _BoundedEnvironment(SandboxedEnvironment):
         if name in _FILTER_SIZES or name in ("join", "sum"):
             return self._measured_filter(name, function, first)
         itemwise = name in _ITEMWISE_FILTERS
+        compares = name in _COMPARING_FILTERS
         what = f"the filter {name!r}"
 
         @functools.wraps(function)
         def bounded(*args: Any, **kwargs: Any) -> Any:
+            if compares:
+                for arg in (*args[first:], *kwargs.values()):
+                    check_walk(arg, what)
             if not itemwise and len(args) > first and isinstance(args[first], _CONTAINERS):
                 self.count(_text_size(args[first]), what)
             result = function(*args, **kwargs)

@@ -53,8 +53,8 @@ def test_a_filter_no_environment_has_is_named_with_the_nearest_one() -> None:
 
     with pytest.raises(FigureSpecError) as caught:
         check_text_names("{{ plain|thousandz }}", {"plain"}, "summary")
-    assert str(caught.value) == "summary: there is no filter 'thousandz'; did you mean 'thousands'? There are 57 filters here."
-    assert message("{{ plain|thousandz }}") == "readme.figures_table[0].page: there is no filter 'thousandz'; did you mean 'thousands'? There are 57 filters here."
+    assert str(caught.value) == "summary: there is no filter 'thousandz'; did you mean 'thousands'? There are 56 filters here."
+    assert message("{{ plain|thousandz }}") == "readme.figures_table[0].page: there is no filter 'thousandz'; did you mean 'thousands'? There are 56 filters here."
 
 
 def test_of_is_suggested_for_a_figure_that_counts_out_of_one() -> None:

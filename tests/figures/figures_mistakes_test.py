@@ -55,7 +55,7 @@ CASES = {
     ),
     "a page text's filter, misspelt": (
         "{{ stored_hits.of }}", "{{ stored_hits.of|thousandz }}", "'The stored",
-        "@: readme.figures_table[1].page: there is no filter 'thousandz'; did you mean 'thousands'? There are 57 filters here.",
+        "@: readme.figures_table[1].page: there is no filter 'thousandz'; did you mean 'thousands'? There are 56 filters here.",
     ),
     "prose citing a part no figure has": (
         "kit: figure-kit", "kit: figure-kit\nsummary: 'We hit {{ hits.off }}'", "'We hit",
