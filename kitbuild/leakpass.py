@@ -36,11 +36,12 @@ class Pass:
 
     def __init__(self, anchors: list[bytes], literals: list[bytes], wide: bool, encoded: list[bytes], text: bool = True) -> None:
         """``wide``: find escapes in UTF-16 and UTF-32 text too (WIDE_ESCAPE_FINDS);
-        ``encoded``: base64 cores (kitbuild.leakbase64); ``text``: find the last four kinds of
-        ESCAPE_FINDS too, ``\\xHH``, the line breaks of wrapped base64, a path's extra slashes
-        and a PDF piece's kerning (not in binary data, where they carry no text: a line end there, every 256
-        bytes, cost random bytes a sixth of their speed, and each ``\\x`` a view)."""
-        finds = ESCAPE_FINDS if text else ESCAPE_FINDS[:-4]
+        ``encoded``: base64 cores (kitbuild.leakbase64); ``text``: find the last five kinds of
+        ESCAPE_FINDS too, ``\\xHH``, the line breaks of wrapped base64, a path's extra slashes,
+        a PDF piece's kerning and a backslash before punctuation (not in binary data, where they
+        carry no text: a line end there, every 256 bytes, cost random bytes a sixth of their
+        speed, and each ``\\x`` a view)."""
+        finds = ESCAPE_FINDS if text else ESCAPE_FINDS[:-5]
         self.lengths = [len(p) for p in (*anchors, *literals)]
         self.anchors, self.literals = len(anchors), len(anchors) + len(literals)
         self.escapes = self.literals + len(finds)

@@ -14,8 +14,9 @@ What it finds, by code:
   passed by an allow entry.
 
 Where: the raw bytes (ASCII, UTF-8), the text under JSON ``\\uXXXX`` and ``\\/`` escapes, ``\\xHH``,
-percent-encoding (up to five rounds of it) and HTML character references, UTF-16 and UTF-32 in
-either byte order at any alignment, and the escapes inside UTF-16 and UTF-32 text. A finding is
+percent-encoding (up to five rounds of it), HTML character references and a backslash before
+punctuation (Markdown), UTF-16 and UTF-32 in either byte order at any alignment, and the
+escapes inside UTF-16 and UTF-32 text. A finding is
 placed at the raw byte where its (encoded) text starts, and its ``what`` says what kind of thing
 it is, never the text: a CI log of the report publishes nothing. Private strings and digests
 are found in any case of their ASCII letters.

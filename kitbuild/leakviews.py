@@ -327,11 +327,23 @@ _SLASHES = re.compile(rb"(?<=[A-Za-z0-9_.~-])/+(?=/)|/\.(?=/)")
 # whole in what a PDF stream holds (a font's glyph numbers, '<0056>', are not read).
 _PDF_KERNING = re.compile(rb"\)[ \r\n]{0,2}-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[ \r\n]{0,2}\(")
 
+# A backslash before ASCII punctuation: Markdown shows 'gpu\-b17', 'ada\@example.org' and
+# '192\.168\.1\.7' without it, and a regex (a log of patterns, a config) matches the text so
+# spelled. Not '\"', '\\' and '\/', which JSON escapes (the JSON view decodes '\/'): they are
+# in every other JSON string, and in a JSON string they mean what the raw text says.
+_PUNCTUATION_ESCAPE = re.compile(rb"\\([!#$%&'()*+,\-.:;<=>?@\[\]^_`{|}~])")
+
+
+def _punctuation(m: re.Match[bytes]) -> bytes:
+    return m.group(1)
+
+
 # The escapes a view decodes, each with its decoding.
-ESCAPES = ((_JSON_ESCAPE, _json_decode), (_PERCENT, _byte), (_HTML_REFERENCE, _html_decode), (_HEX_ESCAPE, _code_point), (_WRAP, _unwrap), (_SLASHES, _unwrap), (_PDF_KERNING, _unwrap))
+ESCAPES = ((_JSON_ESCAPE, _json_decode), (_PERCENT, _byte), (_HTML_REFERENCE, _html_decode), (_HEX_ESCAPE, _code_point), (_WRAP, _unwrap), (_SLASHES, _unwrap), (_PDF_KERNING, _unwrap), (_PUNCTUATION_ESCAPE, _punctuation))
 # Each kind of escape as hyperscan finds it (any \\u escape, \\/, a %XX, a character
 # reference's start or a named one, a \\x escape, a line end after 40 letters of base64, an
-# extra slash in a path, a PDF piece's kerning; the last four only in text, see leakpass.Pass), with its longest
+# extra slash in a path, a PDF piece's kerning, a backslash before punctuation; the last five
+# only in text, see leakpass.Pass), with its longest
 # length: hyperscan gives where a match ends, and a span from that far back holds the escape (the
 # rest of a numeric reference, and a wrapped line's indentation, are within LONGEST_ESCAPE after it).
 # The search runs in the leak scanner's one pass over the data (kitbuild.leakpass).
@@ -345,6 +357,7 @@ ESCAPE_FINDS = (
     (_B64_LETTER + rb"{40}" + _LINE_END, 40 + 4),
     (rb"[A-Za-z0-9_.~-]//|/\./", 3),
     (rb"\)[ \r\n]{0,2}-?[0-9.]{1,14}[ \r\n]{0,2}\(", 21),
+    (_PUNCTUATION_ESCAPE.pattern, 2),
 )
 LONGEST_ESCAPE = 12  # the longest escape: a surrogate pair
 

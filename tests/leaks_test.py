@@ -53,6 +53,7 @@ TEXT_FORMS = {
     "HTML, hex character references": lambda s: "&#x%X;" % ord(s[0]) + s[1:].replace("/", "&#x2F;"),
     "HTML, every character a decimal reference": lambda s: "".join(f"&#{ord(c)};" for c in s),
     "HTML, named references": lambda s: s.replace("/", "&sol;").replace(".", "&period;"),
+    "Markdown, punctuation escaped": lambda s: re.sub(r"([-._@:~])", r"\\\1", s),
 }
 WIDE = {  # encoding, its BOM (prepended by hand, so the "without BOM" case is the same call)
     "UTF-16LE": ("utf-16-le", b""),
@@ -147,6 +148,14 @@ def test_an_e_mail_domain_is_judged_whole_wherever_a_decoded_view_is_searched():
     for gap in range(0, 1500, 3):
         data = b'"\\u0041' + b" " * gap + b'x@abc.de1"'
         assert found(data, VERIFY) == [], gap
+
+
+@pytest.mark.parametrize(
+    "data, code",
+    [(b"ran on gpu07\\.lab\\.example\\.org", "KB901"), (b"mail al\\.b\\@lab\\.example\\.org", "KB502"), (b"at 192\\.168\\.1\\.7 now", "KB503"), (b"see gpu07\\_log", "KB901")],
+)
+def test_punctuation_escaped_with_a_backslash_is_read_as_markdown_shows_it(data, code):
+    assert [c for c, _ in found(data)] == [code]
 
 
 def test_a_percent_encoded_e_mail_address_is_found():

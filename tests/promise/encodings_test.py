@@ -92,6 +92,8 @@ ENCODINGS: dict[str, tuple[str, Callable[[str], bytes]]] = {
     # as C, Python, JavaScript and YAML's double-quoted strings spell a byte
     "\\x escapes": ("run.yaml", lambda s: ('note: "ran on %s today"\n' % "".join(f"\\x{ord(c):02x}" if c == "/" or i == _first_letter(s) else c for i, c in enumerate(s))).encode()),
     "HTML character references": ("report.html", lambda s: f"<p>ran on <code>{html_refs(s)}</code> today</p>\n".encode()),
+    # Markdown (and a regex) spell punctuation so; the page shows it without the backslash
+    "Markdown backslash escapes": ("notes.md", lambda s: ("ran on `x` and " + re.sub(r"([-./_@:~])", r"\\\1", s) + " today\n").encode()),
     "UTF-16LE": ("log.txt", wide("utf-16-le")),
     "UTF-16LE with BOM": ("log.txt", wide("utf-16-le", codecs.BOM_UTF16_LE)),
     "UTF-16BE": ("log.txt", wide("utf-16-be")),
