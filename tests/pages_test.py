@@ -125,8 +125,8 @@ readme:
     "template, why",
     [
         (b"{{ oops }}\n", "page.j2:1: 'oops' is not a name the template is given. The names here are: citation, config, date, "),
-        (b"{{ 'x' * 10**9 }}\n", "cannot be rendered: '*' would build 1,000,000,000 characters or items, more than the limit of 16,777,216 for one step; build less at once"),
-        (b"{% for i in range(10**9) %}{% endfor %}", "cannot be rendered: range() of more than 100,000 numbers is over the limit; loop over fewer"),
+        (b"{{ 'x' * 10**9 }}\n", "page.j2:1: '*' would build 1,000,000,000 characters or items, more than the limit of 16,777,216 for one step; build less at once"),
+        (b"\n{% for i in range(10**9) %}{% endfor %}", "page.j2:2: range() of more than 100,000 numbers is over the limit; loop over fewer"),
         (b"# caf\xe9\n", "is not UTF-8 text (byte 5); save it as UTF-8."),
     ],
     ids=["undefined", "too big", "too long", "not UTF-8"],
@@ -300,6 +300,22 @@ def test_a_template_past_a_limit_stops_quickly_saying_which(template, why):
 
 
 @pytest.mark.parametrize(
+    "template, line",
+    [
+        ("# {{ title }}\n\n{% for i in range(10**9) %}{% endfor %}\n", 3),
+        ("a\n{{ 'x' * 10**9 }}\n", 2),
+        ("{% macro m() %}\n\n{{ m() }}{% endmacro %}\n{{ m() }}", 3),
+        ("a\nb\n{{ 2 ** 1000000000 }}", 3),
+    ],
+)
+def test_a_template_past_a_limit_is_told_at_the_line_that_reached_it(template, line):
+    with pytest.raises(TemplateError) as err:
+        render_own(template)
+    assert (err.value.template, err.value.line) == ("README.md.j2", line)
+    assert f"cannot be rendered: line {line}: " in err.value.message
+
+
+@pytest.mark.parametrize(
     "template",
     [
         "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
@@ -348,7 +364,7 @@ def test_verify_reports_a_travelling_template_past_a_limit(tmp_path, template, w
     assert time.monotonic() - started < 60
     assert (done.returncode, done.stderr) == (1, "")
     [line] = [line for line in done.stdout.splitlines() if "KB602" in line]
-    assert line.startswith("  KB602 _templates/README.md.j2: cannot be rendered in the sandbox: ")
+    assert line.startswith("  KB602 _templates/README.md.j2:1: cannot be rendered in the sandbox: ")
     assert why in line
 
 

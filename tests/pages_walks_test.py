@@ -76,7 +76,7 @@ def test_verify_stops_on_a_travelling_template_that_compares_without_end(tmp_pat
     done = subprocess.run([sys.executable, "-m", "kitbuild", "verify", str(kit)], capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stderr) == (1, "")
     [line] = [line for line in done.stdout.splitlines() if "KB602" in line]
-    assert line.startswith("  KB602 _templates/README.md.j2: cannot be rendered in the sandbox: a comparison " + WALKED)
+    assert line.startswith("  KB602 _templates/README.md.j2:1: cannot be rendered in the sandbox: a comparison " + WALKED)
 
 
 def test_a_random_item_is_not_there():

@@ -283,15 +283,17 @@ def _fault(exc: Exception, own: bool, env: Any, name: str) -> Any:
     """What a page's failure says (a :class:`kitbuild.pages.faults.Fault`); None where the
     built-in templates met a provenance.json or index.json they cannot be rendered from, which
     verify reports as such (KB602)."""
-    from kitbuild.pages.faults import Fault, describe
+    from kitbuild.pages.faults import Fault, describe, innermost
     from kitbuild.resources import templates_dir
 
+    # A limit names the line the template was at when it was reached, where its frames say.
+    where, line = innermost(exc, name, str(templates_dir()))
     if isinstance(exc, _Refused):
-        return Fault(name, None, str(exc))
+        return Fault(where, line, str(exc))
     if isinstance(exc, RecursionError):
-        return Fault(name, None, "it nests too deep (a macro or {% include %} that calls itself without end?); make it nest less")
+        return Fault(where, line, "it nests too deep (a macro or {% include %} that calls itself without end?); make it nest less")
     if isinstance(exc, MemoryError):
-        return Fault(name, None, "it ran out of memory; make it build less")
+        return Fault(where, line, "it ran out of memory; make it build less")
     if isinstance(exc, jinja2.TemplateError) or own:  # whatever a kit's own template did is its own
         return describe(exc, env, name, root=str(templates_dir()))
     return None

@@ -179,6 +179,13 @@ _PYTHON = {
 }
 
 
+def innermost(exc: BaseException, template: str | None, root: str | None = None) -> tuple[str | None, int | None]:
+    """The template and line the failure was raised at, the innermost a template's frames
+    show (``template`` and None where none does: the page's size, counted outside them)."""
+    frames = _frames(exc)
+    return (shown_name(frames[-1][0], root), frames[-1][1]) if frames else (template, None)
+
+
 def describe(exc: BaseException, env: jinja2.Environment, template: str | None = None, text: str | None = None, root: str | None = None) -> Fault:
     """``exc``, raised while ``env`` rendered ``template`` (a name its loader knows) or ``text``
     (a template from a string), as a :class:`Fault`.
@@ -188,7 +195,7 @@ def describe(exc: BaseException, env: jinja2.Environment, template: str | None =
     message gives relative to it.
     """
     frames = _frames(exc)
-    where, line = (shown_name(frames[-1][0], root), frames[-1][1]) if frames else (template, None)
+    where, line = innermost(exc, template, root)
     if isinstance(exc, jinja2.TemplateSyntaxError):
         where, line = exc.name or template, exc.lineno
     if where in ("<template>", "<introspection>"):  # (jinja2's names for a template from a string)
