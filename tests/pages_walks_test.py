@@ -88,13 +88,24 @@ def test_a_random_item_is_not_there():
 
 @pytest.mark.parametrize(
     "template",
-    ["{{ title.upper }}", "{{ files|map(attribute='path') }}", "{{ cycler(1, 2) }}", "{{ joiner() }}", "{{ range }}", "{{ [title.upper] }}", "{{ {'a': range} }}"],
+    [
+        "{{ title.upper }}", "{{ files|map(attribute='path') }}", "{{ cycler(1, 2) }}", "{{ joiner() }}", "{{ range }}", "{{ [title.upper] }}", "{{ {'a': range} }}",
+        # made text on the way: by '~', a filter, '%' or a text's method
+        "{{ 'x' ~ title.upper }}", "{{ [title.upper]|join }}", "{{ title.upper|string }}", "{{ title.upper|upper }}", "{{ '%s' % title.upper }}",
+        "{{ '{}'.format(title.upper) }}", "{{ '%s'|format(cycler(1)) }}", "{% set t = 'a' ~ joiner() %}{{ t|length }}",
+    ],
 )
 def test_a_value_printed_by_its_address_is_refused_at_its_line(template):
     with pytest.raises(TemplateError) as err:
         render_own("\n" + template)
     assert err.value.line == 2
     assert err.value.reason.startswith("it prints a function, a method or an iterator (such as a filter's result before '|list')")
+
+
+def test_values_made_text_from_texts_and_figures_still_render():
+    figures = {"x": {"spec": {"recount": "read", "file": "run/a.json", "pointer": "/n"}, "value": 3, "text": "3"}}
+    template = "{{ 'n=' ~ figures.x }} {{ [figures.x, 'y']|join(',') }} {{ '%s'|format(figures.x) }} {{ files|map(attribute='path')|join }}"
+    assert render_pages(context(figures=figures), {"README.md.j2": template})["README.md"] == b"n=3 3,y 3 run/a.txt"
 
 
 def test_figures_printed_as_a_dict_print_their_texts():

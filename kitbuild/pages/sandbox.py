@@ -314,6 +314,8 @@ class _BoundedEnvironment(SandboxedEnvironment):
         elif isinstance(owner, (str, bytes, *_CONTAINERS)) and not counted and isinstance(result, (str, bytes, *_CONTAINERS)):
             # What a method of a text or a list made: a copy, the parts of a split.
             self.count(_text_size(result), what)
+        if isinstance(owner, str) and isinstance(result, str):  # '{}'.format(f), ''.join([f])...
+            check_steady((*args, *kwargs.values()))
         return result
 
     def compared(self, value: Any) -> Any:
@@ -343,6 +345,7 @@ class _BoundedEnvironment(SandboxedEnvironment):
             self.count(len(left) + len(right), "'+'")
         elif operator == "%" and isinstance(left, str):
             self.count(_percent_size(left, right), "'%'")
+            check_steady(right)
         elif operator == "**" and isinstance(left, int) and isinstance(right, int) and right > 0 and abs(left) > 1:
             self._number(left.bit_length() * right)
         return super().call_binop(context, operator, left, right)
@@ -355,6 +358,7 @@ class _BoundedEnvironment(SandboxedEnvironment):
         """``a ~ b``: the pieces measured, then joined as jinja2 joins them."""
         self.tick()
         self.count(sum(map(_text_size, pieces)), "'~'")
+        check_steady(pieces)  # (a piece is made text as {{ }} makes it)
         return markup_join(pieces) if markup else str_join(pieces)
 
     def concat(self, pieces: Iterable[str]) -> str:
@@ -413,6 +417,8 @@ class _BoundedEnvironment(SandboxedEnvironment):
             result = function(*args, **kwargs)
             if isinstance(result, _SEQUENCES):  # a text made, or a list: text|list is one item a character
                 self.count(len(result), what)
+            if isinstance(result, str):  # (made of its input's text: |string, |upper...)
+                check_steady((*args[first:], *kwargs.values()))
             return result
 
         return bounded
@@ -442,7 +448,10 @@ class _BoundedEnvironment(SandboxedEnvironment):
                 elif not isinstance(_arguments(signature, args[skip:], kwargs).get("start", 0), (int, float)):
                     # A sum of lists copies the sum so far at each one: n lists, n times half the total.
                     self.count(len(args[first]) * size // 2, what)
-            return function(*args, **kwargs)
+            result = function(*args, **kwargs)
+            if isinstance(result, str):  # |join, |format...
+                check_steady((*args[first:], *kwargs.values()))
+            return result
 
         return measured
 
