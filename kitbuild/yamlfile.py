@@ -49,6 +49,12 @@ MAX_BYTES = 4 * 2**20
 # A kit config nests five or six levels, a figure's spec a few more; a rule file fewer.
 MAX_DEPTH = 64
 
+# How many values aliases may add to a file, over the ones written in it. The values are shared
+# as loaded, but everything after the loader (the schema checks, a figure's evaluation) walks
+# them one by one: nine lines of nested aliases are a billion values, and hours of work. A config
+# that names a list twice adds its length once.
+MAX_ALIASED = 100_000
+
 
 class _Refused(yaml.YAMLError):
     """A YAML file that parses but is refused: ``mark`` is where, ``steps`` the key path to the
@@ -120,11 +126,13 @@ def _check_nodes(root: yaml.Node) -> None:
     """Refuse what :data:`MAX_DEPTH` and the module's docstring refuse, walking each node once.
 
     Iterative, and linear in the nodes however aliases share them: a node's height (the
-    collections nested in it) is kept once known, and a node met again while its own walk is
-    still open is an alias inside the value it names.
+    collections nested in it) and its size (the values it stands for, its aliases written out)
+    are kept once known, and a node met again while its own walk is still open is an alias
+    inside the value it names.
     """
     open_ = -1
     height: dict[int, int] = {}
+    size: dict[int, int] = {}
     # How each node was first reached: to name a refused node's key path, only when one is.
     parent: dict[int, tuple[yaml.Node, _Step]] = {}
 
@@ -145,6 +153,11 @@ def _check_nodes(root: yaml.Node) -> None:
         if leaving:
             below = max((height[id(child)] for child, _ in _children(node)), default=0)
             height[id(node)] = below + 1
+            # Every distinct node met so far is at least every one this value holds: a value
+            # larger than them by MAX_ALIASED has aliases that add that many at least.
+            size[id(node)] = 1 + sum(size[id(child)] for child, _ in _children(node))
+            if size[id(node)] > len(height) + MAX_ALIASED:
+                raise refuse(node, f"stands for more than {MAX_ALIASED:,} values once its aliases are written out, far more than a kit config holds. Write the value out, or use fewer aliases of aliases")
             continue
         known = height.get(id(node))
         if known == open_:
@@ -159,6 +172,7 @@ def _check_nodes(root: yaml.Node) -> None:
             if problem:
                 raise refuse(node, problem)
             height[id(node)] = 0
+            size[id(node)] = 1
             continue
         if isinstance(node, yaml.MappingNode) and (odd := _odd_key(node)):
             key, position, what = odd

@@ -110,6 +110,8 @@ def _figures(text: str) -> Callable[[Path], None]:
 
 
 DEEP = 10_000
+# Nine lines, each a list of ten aliases of the line before: a billion values once written out.
+LAUGHS = "".join(f"  x{i}: &x{i} [" + ", ".join([f"*x{i - 1}"] * 10 if i else ["q"] * 10) + "]\n" for i in range(9))
 CIRCLE = "".join(f"  f{i}:\n    recount: holm\n    family: [f{(i + 1) % 3000}]\n" for i in range(3000))
 READ = "  x:\n    recount: read\n    file: run/run.json\n    pointer: /run\n"
 
@@ -154,6 +156,16 @@ MADE = {
     "a page text nested 5,000 deep": Case(
         _figures("figures:\n" + READ + "readme:\n  figures_table:\n    - page: \"{{ " + "(" * 5000 + "x" + ")" * 5000 + " }}\"\n      files: [run/run.json]\n"),
         "kitbuild: kit.yaml:14:13: readme.figures_table[0].page: the text nests too deeply to be read as a template; write it plainly\n",
+    ),
+    "a billion values made of aliases, under figures": Case(
+        _figures("figures:\n" + LAUGHS),
+        "kitbuild: kit.yaml:12:7: figures[key #5]: stands for more than 100,000 values once its aliases are written out, "
+        "far more than a kit config holds. Write the value out, or use fewer aliases of aliases.\n",
+    ),
+    "a billion values made of aliases, in a rule's parameters": Case(
+        lambda root: _bench(root, KIT_YAML + "laughs:\n" + LAUGHS + "rules:\n  - use: box-name-to-role\n    with:\n      names: {a: b}\n      fields: *x8\n"),
+        "kitbuild: kit.yaml:12:7: rules[0].with.fields[0][0][0][0]: stands for more than 100,000 values once its aliases are written out, "
+        "far more than a kit config holds. Write the value out, or use fewer aliases of aliases.\n",
     ),
     "a symlink loop in a source": Case(
         _loop,
