@@ -193,17 +193,59 @@ def ecma_pattern(pattern: str) -> str:
 
 
 @functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=256)
 def _compiled(pattern: str) -> Any:
-    import re
+    import regex
 
-    return re.compile(ecma_pattern(pattern))
+    return regex.compile(ecma_pattern(pattern))
 
 
+# How long one 'pattern' may search a value while a failure is worded. A rule file's own schema
+# may hold a pattern whose repeats match the same text many ways ('^(a|aa)+$'): jsonschema-rs
+# decides it in linear time, but a backtracking search of 60 characters would never end.
+PATTERN_WORDING_SECONDS = 1.0
+
+
+class _TooSlow(Exception):
+    """A 'pattern' took too long to be worded; the failure is named by jsonschema-rs instead."""
+
+
+def _search(pattern: str, text: str) -> bool:
+    try:
+        return _compiled(pattern).search(text, timeout=PATTERN_WORDING_SECONDS) is not None
+    except TimeoutError:
+        raise _TooSlow() from None
+
+
+# jsonschema's own 'pattern', 'patternProperties' and 'additionalProperties' search with Python's
+# re, unbounded: these three search as jsonschema-rs reads a pattern, and within the time above.
 def _pattern_keyword(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
     import jsonschema
 
-    if validator.is_type(instance, "string") and not _compiled(pattern).search(instance):
+    if validator.is_type(instance, "string") and not _search(pattern, instance):
         yield jsonschema.ValidationError(f"does not match {pattern!r}")
+
+
+def _pattern_properties_keyword(validator: Any, patterns: dict[str, Any], instance: Any, schema: Any) -> Iterator[Any]:
+    if validator.is_type(instance, "object"):
+        for pattern, subschema in patterns.items():
+            for key, value in instance.items():
+                if _search(pattern, key):
+                    yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _additional_properties_keyword(validator: Any, allowed: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    import jsonschema
+
+    if not validator.is_type(instance, "object"):
+        return
+    named, patterns = schema.get("properties", {}), list(schema.get("patternProperties", {}))
+    extras = [key for key in instance if key not in named and not any(_search(p, key) for p in patterns)]
+    if validator.is_type(allowed, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], allowed, path=extra)
+    elif allowed is False and extras:
+        yield jsonschema.ValidationError("has keys its schema does not allow")  # worded by _describe
 
 
 @functools.lru_cache(maxsize=1)
@@ -214,7 +256,8 @@ def _validator_class() -> Any:
     # An integer is an int: JSON Schema also takes 2.0, which the code that reads a count (a
     # figure's k, a list's depth) cannot use as one.
     strict = base.TYPE_CHECKER.redefine("integer", lambda checker, value: isinstance(value, int) and not isinstance(value, bool))
-    return jsonschema.validators.extend(base, {"pattern": _pattern_keyword}, type_checker=strict)
+    keywords = {"pattern": _pattern_keyword, "patternProperties": _pattern_properties_keyword, "additionalProperties": _additional_properties_keyword}
+    return jsonschema.validators.extend(base, keywords, type_checker=strict)
 
 
 def _integral_float(instance: Any) -> bool:
@@ -285,7 +328,7 @@ def first_schema_problem(instance: Any, schema: dict[str, Any]) -> SchemaProblem
 
     try:
         best = jsonschema.exceptions.best_match(validator.iter_errors(instance))
-    except RecursionError:  # a rule file's '$ref' that leads back to itself: jsonschema-rs copes
+    except (RecursionError, _TooSlow):  # a rule file's '$ref' that leads back to itself, or a slow pattern: jsonschema-rs copes
         best = None
     if best is None:
         # jsonschema-rs refuses what jsonschema takes: never let that pass unreported.
