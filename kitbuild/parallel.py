@@ -8,9 +8,12 @@ not 100,000; what every batch needs (the plan, the kit's reader) is sent once pe
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import threading
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 from kitbuild.hashing import set_spare, spare_core
 from kitbuild.progress import SILENT, Progress
@@ -32,10 +35,48 @@ def default_jobs() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
+# Ctrl-C in a terminal reaches every process of its group, the workers too. Only the main process
+# answers it (it stops the build and removes its staging folder); a worker that took it would
+# print its own traceback, and one that died while the pool fed it could leave the main process
+# waiting for ever. A worker starts with both signals held (see _held), and ignores Ctrl-C; a
+# SIGTERM ends it quietly (it inherits the handler a build sets for its own SIGTERM).
+_STOPS = (signal.SIGINT, signal.SIGTERM)
+
+
 def _setup(state: Any, spare: bool) -> None:
     global _STATE
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
     _STATE = state
     set_spare(spare)
+
+
+@contextlib.contextmanager
+def _held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM held while the workers are made (forked with this mask), delivered after."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """End the workers now: a stopped build must not wait for every batch, nor leave a worker
+    writing into a staging folder that is being removed."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # (shutdown forgets them)
+    for process in processes:
+        with contextlib.suppress(Exception):
+            process.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        with contextlib.suppress(Exception):
+            process.join(5)
 
 
 def _run(work: Callable[[Any, T], R], batch: Sequence[T]) -> list[R]:
@@ -101,10 +142,16 @@ def map_files(
         return out
     runs = batches(list(range(len(items))), list(weights), jobs)
     results: list[list[R]] = []
-    with ProcessPoolExecutor(max_workers=min(jobs, len(runs)), initializer=_setup, initargs=(state, spare)) as pool:
-        futures = [pool.submit(_run, work, [items[i] for i in run]) for run in runs]
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(runs)), initializer=_setup, initargs=(state, spare))
+    try:
+        with _held():
+            futures = [pool.submit(_run, work, [items[i] for i in run]) for run in runs]
         for run, future in zip(runs, futures):
             results.append(future.result())
             progress.advance(sum(moves(i)[0] for i in run), sum(moves(i)[1] for i in run))
+    except BaseException:
+        _stop(pool)
+        raise
+    pool.shutdown()
     return [r for batch in results for r in batch]
 
