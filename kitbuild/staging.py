@@ -113,5 +113,20 @@ class Staging:
             raise ConfigError(f"{self.target}: the kit could not be written ({exc.strerror}); nothing was written and the previous kit, if any, is unchanged. Free some space or choose another --out.") from None
 
 
+def make_folders(path: Path) -> None:
+    """``path`` and each folder above it that is missing. Path.mkdir(parents=True) and os.makedirs
+    call themselves once a level: a source 1,000 folders deep ended them in a RecursionError."""
+    missing = []
+    while not path.is_dir():
+        missing.append(path)
+        path = path.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir()
+        except FileExistsError:
+            if not folder.is_dir():
+                raise
+
+
 def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise Interrupted()

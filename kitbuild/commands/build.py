@@ -39,7 +39,7 @@ from kitbuild.progress import SILENT, Progress
 from kitbuild.provenance import provenance_json, rule_record
 from kitbuild.rewrite import Event, Rewriter
 from kitbuild.sources import SourceFile, list_files, open_source, source_size
-from kitbuild.staging import Staging
+from kitbuild.staging import Staging, make_folders
 
 if TYPE_CHECKING:
     from kitbuild.figures.value import FigureValue
@@ -237,7 +237,7 @@ def _write_all(files: list[SourceFile], work: Work, staging: Path, workers: int,
     sizes = [source_size(f) for f in files]
     progress.begin("rewriting", len(files), sum(sizes))
     for folder in sorted({os.path.dirname(f.kit_path) for f in files}):
-        (staging / folder).mkdir(parents=True, exist_ok=True)
+        make_folders(staging / folder)
     results = map_files(write_file, work, cast("Sequence[tuple[str, str, str]]", _Jobs(files, str(staging))), sizes, workers, progress)
     progress.end()
     return results

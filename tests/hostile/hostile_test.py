@@ -379,6 +379,27 @@ def test_a_source_deeper_than_the_recursion_limit_is_listed_whole(tmp_path: Path
     assert (done.returncode, done.stdout, done.stderr) == (0, "2 401\n", "")
 
 
+def test_a_source_deeper_than_the_recursion_limit_is_built_and_verified(tmp_path: Path) -> None:
+    # The staged kit's folders are made one level at a time (Path.mkdir(parents=True) calls
+    # itself once a level): a build of a source 1,000 folders deep ended in a RecursionError.
+    _bench(tmp_path)
+    folder = tmp_path / "src"
+    for _ in range(400):
+        folder = folder / "d"
+    os.makedirs(folder)
+    (folder / "leaf.json").write_text("{}\n")
+    program = (
+        "import sys\n"
+        "from kitbuild.cli import main\n"
+        "sys.setrecursionlimit(300)\n"
+        "main(sys.argv[1:])\n"
+    )
+    for args in (["build", "--jobs", "1"], ["verify", "kit", "--jobs", "1"]):
+        done = subprocess.run([sys.executable, "-c", program, *args], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert (done.returncode, done.stderr) == (0, ""), args
+    assert (tmp_path / "kit" / "run" / ("d/" * 400) / "leaf.json").is_file()
+
+
 # -- verify: a kit's own provenance.json, hostile ---------------------------------------------------
 
 
