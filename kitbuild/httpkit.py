@@ -214,6 +214,13 @@ def _base_of(url: str, folder: bool) -> str:
         raise NotAKitError(f"{url}: names no host. Give the kit's URL as https://host/path/kit/.")
     if parts.username is not None or parts.password is not None:
         raise NotAKitError("the kit's URL holds a user name or password; verify reads only public URLs, so give it without them.")
+    if any(char.isspace() or not char.isprintable() for char in url):
+        # (http.client refuses it deep in a request, with an error no message here would name.)
+        raise NotAKitError(f"{url!r}: a URL holds no space, line break or control character; write a space as %20.")
+    try:
+        parts.port
+    except ValueError:
+        raise NotAKitError(f"{url}: names a port that is not a number from 0 to 65535. Give the kit's URL as https://host/path/kit/.") from None
     if parts.fragment or (folder and parts.query):
         raise NotAKitError(f"{url}: a kit's URL names its folder, with no query or '#' part. Give it as https://host/path/kit/.")
     path = parts.path or "/"

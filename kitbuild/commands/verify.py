@@ -10,13 +10,14 @@ outside the kit.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from typing import Any, Mapping
 
 from kitbuild import index as kit_index
 from kitbuild.checks import check, files_to_observe, plan_for
-from kitbuild.errors import ConfigError
+from kitbuild.errors import ConfigError, KitbuildError
 from kitbuild.findings import Finding
 from kitbuild.kitdocs import KitDocs, read_docs
 from kitbuild.kitfs import ArchiveLimits, KitFS, MemberError, open_kit, shown
@@ -30,6 +31,9 @@ __all__ = ["VerifyReport", "default_jobs", "verify"]
 
 # What a kit read over HTTP cannot show (docs/hosted.md): its report says so rather than pass it in silence.
 UNLISTABLE = "a web server cannot be listed: only the files index.json names and the build's own files were fetched, so a file on the server that index.json does not list is not seen (KB101)"
+
+# The longest a request may wait: past about 10^10 s a socket's clock cannot count.
+MAX_TIMEOUT = 10**9
 
 _DIGEST_ARG = re.compile(r"(?:sha256:)?([0-9a-fA-F]{64})")
 
@@ -134,6 +138,9 @@ def verify(
     HTTP may wait (default :data:`kitbuild.httpkit.DEFAULT_TIMEOUT`).
     """
     expected = parse_digest(digest) if digest is not None else None
+    if timeout is not None and not (math.isfinite(timeout) and 0 < timeout <= MAX_TIMEOUT):
+        # (A socket refuses past its clock's range, an OverflowError deep in a request.)
+        raise KitbuildError(f"--timeout: {timeout:g} is not a number of seconds a request can wait; give one from 0.1 to {MAX_TIMEOUT:,}.")
     fs = open_kit(kit, limits, timeout)
     try:
         docs = read_docs(fs)

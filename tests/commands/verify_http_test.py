@@ -325,6 +325,10 @@ def test_the_command_line_verifies_a_url(site: Site, small_kit: Path) -> None:
         ("https://me:secret@host/kit/", "the kit's URL holds a user name or password; verify reads only public URLs, so give it without them."),
         ("https://host/kit/?x=1", "https://host/kit/?x=1: a kit's URL names its folder, with no query or '#' part. Give it as https://host/path/kit/."),
         ("http://127.0.0.1:9/kit/", "http://127.0.0.1:9/kit/index.json: the connection was refused. Give the URL of the kit's folder, where its index.json is (or of its archive)."),
+        # http.client refused these deep in the request: an internal error (exit 3).
+        ("https://exa mple.org/kit/", "'https://exa mple.org/kit/': a URL holds no space, line break or control character; write a space as %20."),
+        ("https://host/k\nit/", "'https://host/k\\nit/': a URL holds no space, line break or control character; write a space as %20."),
+        ("https://host:99999/kit/", "https://host:99999/kit/: names a port that is not a number from 0 to 65535. Give the kit's URL as https://host/path/kit/."),
     ],
 )
 def test_a_url_that_cannot_be_a_kit_is_exit_2(url: str, message: str) -> None:
@@ -345,3 +349,12 @@ def test_the_commands_docs_hosted_md_shows_run(site: Site, small_kit: Path) -> N
         args = [w.replace("https://host/", site.url).replace("sha256:…", digest) for w in words[1:]]
         result = CliRunner().invoke(app, args)
         assert result.exit_code == 0, (words, result.output)
+
+
+@pytest.mark.parametrize("timeout", ["nan", "inf", "1e308"])
+def test_a_timeout_no_request_can_wait_is_refused_before_anything_is_read(cli, timeout: str) -> None:
+    # A socket refused 1e308 deep in a request (OverflowError, exit 3); nan and inf got past the minimum.
+    result = cli("verify", "https://127.0.0.1:9/kit/", "--timeout", timeout)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr == f"kitbuild: --timeout: {float(timeout):g} is not a number of seconds a request can wait; give one from 0.1 to 1,000,000,000.\n"
