@@ -150,6 +150,9 @@ class _Guarded(typer.core.TyperCommand):
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
+# Each Path below is given readable=False: typer would otherwise refuse a path it cannot read as
+# a usage error, in its own box, before kitbuild can say which file and what to do.
+
 
 def _command(name: str) -> Callable[[_F], _F]:
     return app.command(name, cls=_Guarded)
@@ -177,8 +180,8 @@ def _root(
 
 @_command("build")
 def build_command(
-    config: Path = typer.Argument(Path("kit.yaml"), help="The kit config."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Write the kit here instead of the config's 'out'."),
+    config: Path = typer.Argument(Path("kit.yaml"), help="The kit config.", readable=False),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write the kit here instead of the config's 'out'.", readable=False),
     dry_run: bool = typer.Option(False, "--dry-run", help="Write nothing; print how often each rule would fire, and in which files."),
     verbose: bool = typer.Option(
         False, "--verbose", "-v", help="With --dry-run: also print every firing, path:line:col and before → after (private text: for your terminal only)."
@@ -243,7 +246,7 @@ def _build_folder(config: Path, out: Optional[Path]) -> str:
 
 @_command("demo")
 def demo_command(
-    folder: Optional[Path] = typer.Argument(None, help="Where to write the synthetic bench and its kit (default: a new temporary folder)."),
+    folder: Optional[Path] = typer.Argument(None, help="Where to write the synthetic bench and its kit (default: a new temporary folder).", readable=False),
 ) -> None:
     """Generate a synthetic private bench, build its kit, verify it and say where everything is."""
     from kitbuild.commands.demo import demo
@@ -255,8 +258,8 @@ def demo_command(
 
 @_command("init")
 def init_command(
-    sources: list[Path] = typer.Argument(..., help="The bench folders whose records the kit will publish."),
-    config: Path = typer.Option(Path("kit.yaml"), "--config", help="Where to write the starter config."),
+    sources: list[Path] = typer.Argument(..., help="The bench folders whose records the kit will publish.", readable=False),
+    config: Path = typer.Option(Path("kit.yaml"), "--config", help="Where to write the starter config.", readable=False),
     force: bool = typer.Option(False, "--force", help="Replace an existing config."),
     date: Optional[str] = typer.Option(None, "--date", help="The kit's date, YYYY-MM-DD (default: today, UTC)."),
 ) -> None:
@@ -270,9 +273,9 @@ def init_command(
 
 @_command("publish")
 def publish_command(
-    kit: Path = typer.Argument(..., help="The kit folder 'kitbuild build' wrote."),
+    kit: Path = typer.Argument(..., help="The kit folder 'kitbuild build' wrote.", readable=False),
     format: str = typer.Option("tar.gz", "--format", help="tar.gz or zip."),
-    out: Optional[Path] = typer.Option(None, "--out", help="The archive's path (default: <kit name>.tar.gz beside the kit folder)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="The archive's path (default: <kit name>.tar.gz beside the kit folder).", readable=False),
 ) -> None:
     """Write a reproducible archive of a kit and its .sha256 file."""
     from kitbuild.commands.publish import publish, publish_text
@@ -339,7 +342,7 @@ def verify_command(
 
 @_command("check")
 def check_command(
-    config: Path = typer.Argument(Path("kit.yaml"), help="The kit config."),
+    config: Path = typer.Argument(Path("kit.yaml"), help="The kit config.", readable=False),
     format: str = typer.Option("text", "--format", help=FORMAT_HELP),
     quiet: bool = typer.Option(False, "--quiet", "-q", help=QUIET_HELP),
     jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="Worker processes (default: the number of cores)."),

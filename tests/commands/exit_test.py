@@ -272,3 +272,33 @@ def test_publish_never_replaces_a_file_that_is_no_archive(bench: Path) -> None:
     done = kitbuild("publish", "kit", "--out", "kit.yaml", cwd=bench)
     assert done.returncode == 2 and b"kit.yaml exists and is no .tar.gz archive" in done.stderr
     assert (bench / "kit.yaml").read_bytes() == before and not (bench / "kit.yaml.sha256").exists()
+
+
+def test_no_path_argument_is_refused_by_typer_for_being_unreadable() -> None:
+    # typer checks a Path it can read before the command runs, and refuses one it cannot in its
+    # own usage box: an unreadable kit.yaml must reach kitbuild's own one-line message instead.
+    import typer.main
+
+    root = typer.main.get_command(cli.app)
+    paths = {
+        (name, param.name): param.type.readable
+        for name, command in root.commands.items()  # type: ignore[attr-defined]
+        for param in command.params
+        if hasattr(param.type, "readable")
+    }
+    assert len(paths) == 8
+    assert [path for path, readable in paths.items() if readable] == []
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs a user to become that cannot read the file")
+def test_an_unreadable_config_is_refused_in_kitbuilds_own_words(tmp_path: Path) -> None:
+    config = tmp_path / "kit.yaml"
+    config.write_text("kit: tiny\n")
+    config.chmod(0)
+    os.chown(tmp_path, 65534, 65534)
+    os.chown(config, 65534, 65534)
+    done = subprocess.run(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m", "kitbuild", "build"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )
+    assert (done.returncode, done.stderr) == (2, "kitbuild: kit.yaml: cannot be read (Permission denied).\n")
