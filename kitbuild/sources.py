@@ -56,7 +56,10 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
 
 
 def _where(source: Source, rel: str) -> str:
-    return f"sources[{source.index}] ({source.as_}): {rel}"
+    # A name is the bench's: a line break in it would end the message's line, an escape
+    # sequence would drive the terminal. Each such character is shown as its escape.
+    shown = rel if rel.isprintable() else "".join(c if c.isprintable() else c.encode("unicode_escape", "backslashreplace").decode("ascii") for c in rel)
+    return f"sources[{source.index}] ({source.as_}): {shown}"
 
 
 def _walk(source: Source) -> list[tuple[str, str]]:

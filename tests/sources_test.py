@@ -98,10 +98,22 @@ def test_broken_symlink_is_refused_by_name(bench, make_files, write_kit):
         kit_paths(bench, write_kit)
 
 
-def test_file_name_with_a_line_break_is_refused(bench, make_files, write_kit):
+def test_file_name_with_a_line_break_is_refused_on_one_line(bench, make_files, write_kit):
+    # The name is shown with its line break escaped: the message stays one line.
     make_files(bench, {"src": {"a\nb.txt": ""}})
-    with pytest.raises(ConfigError, match=r"a file name with a backslash or a line break cannot be listed in SHA256SUMS"):
+    with pytest.raises(ConfigError) as raised:
         kit_paths(bench, write_kit)
+    assert raised.value.message == (
+        "sources[0] (run): a\\nb.txt: a file name with a backslash or a line break cannot be listed in SHA256SUMS; rename it or exclude it."
+    )
+
+
+def test_a_name_with_a_terminal_escape_is_shown_escaped(bench, make_files, write_kit):
+    make_files(bench, {"src": {}})
+    os.mkfifo(bench / "src" / "p\x1b[2Jipe")
+    with pytest.raises(ConfigError) as raised:
+        kit_paths(bench, write_kit)
+    assert raised.value.message == "sources[0] (run): p\\x1b[2Jipe: is not a regular file (a device, FIFO or socket); exclude it."
 
 
 def test_fifo_is_refused(bench, make_files, write_kit):
