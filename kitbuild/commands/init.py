@@ -267,6 +267,9 @@ def init(
     target = Path(os.path.normpath(Path(config_path).absolute()))
     if target.is_dir():
         raise ConfigError(f"{label}: is a folder; give --config the path of the kit.yaml to write.")
+    if target.exists() and not target.is_file():
+        # Written with --force, a pipe would hold init until something read it; a device would take the text.
+        raise ConfigError(f"{label}: is not a regular file (a pipe, a device or a socket); give --config the path of the kit.yaml to write.")
     if target.exists() and not force:
         raise ConfigError(f"{label}: already exists, and init never overwrites a config. Pass --force to replace it, or --config to write another file.")
     # Before the scan, which may take minutes: a config that could never be written stops here.

@@ -222,6 +222,18 @@ def test_init_refuses_the_same_sources(name: str, tmp_path: Path) -> None:
     assert done.stderr == case.init_stderr
 
 
+@pytest.mark.parametrize("make", [lambda path: os.mkfifo(path), lambda path: os.symlink("/dev/null", path)], ids=["a pipe", "a link to /dev/null"])
+def test_init_force_refuses_a_config_that_is_no_regular_file(tmp_path: Path, make) -> None:
+    # With --force, a pipe held init until something read it (for ever); /dev/null took the text.
+    _bench(tmp_path)
+    before = snapshot(tmp_path)  # (before the pipe is made: reading it would wait as init did)
+    make(tmp_path / "k.yaml")
+    done = kitbuild("init", "src", "--config", "k.yaml", "--force", cwd=tmp_path)
+    os.unlink(tmp_path / "k.yaml")
+    assert_refused(done, before, tmp_path)
+    assert done.stderr == "kitbuild: k.yaml: is not a regular file (a pipe, a device or a socket); give --config the path of the kit.yaml to write.\n"
+
+
 def test_init_refuses_a_config_under_proc(tmp_path: Path) -> None:
     if not _proc_holds_no_files():
         pytest.skip("no /proc here")
