@@ -26,6 +26,9 @@ SERIAL_FILES = 16
 SERIAL_BYTES = 32 << 20
 BATCHES_PER_WORKER = 8
 MAX_BATCH_FILES = 256
+# Workers a pass starts at most, a core: the work is the processor's, and '--jobs 100000' on
+# a kit of 100,000 files started a process a file.
+MAX_JOBS_PER_CORE = 4
 
 _STATE: Any = None
 
@@ -126,6 +129,7 @@ def map_files(
         # (Not a list made for every item: a kit of 100,000 files would hold 6 MB more.)
         return shown[i] if shown is not None else (1, weights[i])
 
+    jobs = min(jobs, MAX_JOBS_PER_CORE * default_jobs())
     small = len(items) < SERIAL_FILES and sum(weights) < SERIAL_BYTES
     # With more than one job, a large file's SHA-256 may run beside the rest of its pass
     # (kitbuild.hashing) where a core would otherwise wait: files read in order in one process,

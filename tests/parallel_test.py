@@ -104,3 +104,11 @@ def test_many_items_go_out_in_batches_not_one_by_one():
     runs = batches(list(range(100_000)), [1] * 100_000, jobs=4)
     assert len(runs) <= 100_000 // parallel.MAX_BATCH_FILES + 1
     assert [i for run in runs for i in run] == list(range(100_000))
+
+
+def test_no_more_workers_start_than_four_a_core(monkeypatch):
+    # '--jobs 100000' over many files must not start a process a file.
+    monkeypatch.setattr(parallel, "default_jobs", lambda: 1)
+    out = map_files(tagged, "state", list(range(2_000)), [10] * 2_000, jobs=100_000)
+    assert [square for _, square, _ in out] == [i * i for i in range(2_000)]
+    assert len({pid for _, _, pid in out}) <= parallel.MAX_JOBS_PER_CORE
