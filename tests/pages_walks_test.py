@@ -14,9 +14,10 @@ import time
 
 import pytest
 
-from kitbuild.pages import TemplateError, page_context, render_pages
+from kitbuild.pages import TemplateError, render_pages
 
 from commands.verify_kits import build_kit, copy_kit, refresh
+from pages_test import context, render_own
 
 # Two lists that are each a few hundred bytes, and 2**40 items to walk.
 TWINS = "{% set ns = namespace(a=[0], b=[0]) %}{% for i in range(40) %}{% set ns.a = [ns.a, ns.a] %}{% set ns.b = [ns.b, ns.b] %}{% endfor %}"
@@ -40,16 +41,6 @@ HOSTILE = {
     "long spaces wrapped": ("{{ ('x' ~ ' ' * 4000000 ~ 'x')|wordwrap(3) }}", "the filter 'wordwrap' would cut too many long words"),
     "many long words wrapped": ("{{ (('a' * 30000 ~ ' ') * 200)|wordwrap(1) }}", "the filter 'wordwrap' would cut too many long words"),
 }
-
-
-def context(**provenance):
-    base = {"title": "T", "date": "2026-11-09", "licence": None, "summary": None, "not_here": None,
-            "sources": [{"as": "run", "about": None, "files": 1}], "rules": [], "kit": "k", "external_digests": {}, "allow": []}
-    return page_context({**base, **provenance}, {"kit": "k", "files": [{"path": "run/a.txt", "size": 2, "sha256": "ab" * 32}]})
-
-
-def render_own(template: str) -> dict[str, bytes]:
-    return render_pages(context(), {"README.md.j2": template})
 
 
 @pytest.mark.parametrize("template, why", list(HOSTILE.values()), ids=list(HOSTILE))

@@ -370,15 +370,20 @@ def test_an_archive_past_the_limits_is_not_read_exit_2(name: str, make, tmp_path
 # -- deep, not hostile ----------------------------------------------------------------------------
 
 
-def test_a_source_deeper_than_the_recursion_limit_is_listed_whole(tmp_path: Path) -> None:
-    # The walk keeps its own stack: a source deeper than Python's recursion limit (lowered here,
-    # so the test's own tree stays small enough for pytest to remove) is just a deep bench.
+def _deep_bench(tmp_path: Path) -> None:
+    """A bench whose one record lies 400 folders down: deeper than the recursion limit a test lowers to 300."""
     _bench(tmp_path)
     folder = tmp_path / "src"
     for _ in range(400):
         folder = folder / "d"
     os.makedirs(folder)
     (folder / "leaf.json").write_text("{}\n")
+
+
+def test_a_source_deeper_than_the_recursion_limit_is_listed_whole(tmp_path: Path) -> None:
+    # The walk keeps its own stack: a source deeper than Python's recursion limit (lowered here,
+    # so the test's own tree stays small enough for pytest to remove) is just a deep bench.
+    _deep_bench(tmp_path)
     program = (
         "import sys\n"
         "from kitbuild.config import load_config\n"
@@ -394,12 +399,7 @@ def test_a_source_deeper_than_the_recursion_limit_is_listed_whole(tmp_path: Path
 def test_a_source_deeper_than_the_recursion_limit_is_built_and_verified(tmp_path: Path) -> None:
     # The staged kit's folders are made one level at a time (Path.mkdir(parents=True) calls
     # itself once a level): a build of a source 1,000 folders deep ended in a RecursionError.
-    _bench(tmp_path)
-    folder = tmp_path / "src"
-    for _ in range(400):
-        folder = folder / "d"
-    os.makedirs(folder)
-    (folder / "leaf.json").write_text("{}\n")
+    _deep_bench(tmp_path)
     program = (
         "import sys\n"
         "from kitbuild.cli import main\n"
