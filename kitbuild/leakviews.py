@@ -329,9 +329,10 @@ _PDF_KERNING = re.compile(rb"\)[ \r\n]{0,2}-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[ \r\n]
 
 # A backslash before ASCII punctuation: Markdown shows 'gpu\-b17', 'ada\@example.org' and
 # '192\.168\.1\.7' without it, and a regex (a log of patterns, a config) matches the text so
-# spelled. Not '\"', '\\' and '\/', which JSON escapes (the JSON view decodes '\/'): they are
-# in every other JSON string, and in a JSON string they mean what the raw text says.
-_PUNCTUATION_ESCAPE = re.compile(rb"\\([!#$%&'()*+,\-.:;<=>?@\[\]^_`{|}~])")
+# spelled. '\/' too, which the JSON view also reads: a path spelled '\/tmp\/run\_1' is decoded
+# whole only by a view that reads both. Not '\"' and '\\', which are in every other JSON string
+# and mean there what the raw text says (a private string is searched in its JSON spelling).
+_PUNCTUATION_ESCAPE = re.compile(rb"\\([!#$%&'()*+,\-./:;<=>?@\[\]^_`{|}~])")
 
 
 def _punctuation(m: re.Match[bytes]) -> bytes:

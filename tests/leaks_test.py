@@ -53,7 +53,7 @@ TEXT_FORMS = {
     "HTML, hex character references": lambda s: "&#x%X;" % ord(s[0]) + s[1:].replace("/", "&#x2F;"),
     "HTML, every character a decimal reference": lambda s: "".join(f"&#{ord(c)};" for c in s),
     "HTML, named references": lambda s: s.replace("/", "&sol;").replace(".", "&period;"),
-    "Markdown, punctuation escaped": lambda s: re.sub(r"([-._@:~])", r"\\\1", s),
+    "Markdown, punctuation escaped": lambda s: re.sub(r"([-./_@:~])", r"\\\1", s),
 }
 WIDE = {  # encoding, its BOM (prepended by hand, so the "without BOM" case is the same call)
     "UTF-16LE": ("utf-16-le", b""),
@@ -156,6 +156,12 @@ def test_an_e_mail_domain_is_judged_whole_wherever_a_decoded_view_is_searched():
 )
 def test_punctuation_escaped_with_a_backslash_is_read_as_markdown_shows_it(data, code):
     assert [c for c, _ in found(data)] == [code]
+
+
+def test_a_path_with_its_slashes_and_other_punctuation_escaped_is_read_whole():
+    # '\/' is JSON's escape and Markdown's both: one view reads it with the '\_' beside it.
+    scanner = LeakScanner({"/data/run_1/x.json": "a private path"})
+    assert [leak.code for leak in scanner.scan(b"at \\/data\\/run\\_1\\/x\\.json now", binary=False)] == ["KB501", "KB901"]  # (and /data/ is a mount)
 
 
 def test_a_percent_encoded_e_mail_address_is_found():
