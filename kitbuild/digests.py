@@ -70,7 +70,8 @@ def digest_starts(data: bytes) -> tuple[list[int], list[int], list[int | None]]:
         _database.scan(data, match_event_handler=hit)
     except hyperscan.ScanTerminated:
         runs = hex_runs(data)
-        return [a for a, b in runs if b - a == DIGEST_LENGTH], [a for a, b in runs if b - a != DIGEST_LENGTH], list[int | None]([data.find(m) for m in MARKS])
+        firsts[:] = [data.find(m) for m in MARKS]  # (the scan stopped before it saw them all)
+        return [a for a, b in runs if b - a == DIGEST_LENGTH], [a for a, b in runs if b - a != DIGEST_LENGTH], firsts
     # No two ends in a row: each match is a whole run of 64, hex digits neither before nor after.
     return [end - DIGEST_LENGTH for end in ends], [], firsts
 
