@@ -23,6 +23,7 @@ from kitbuild import build
 from kitbuild.commands.demo import demo
 from kitbuild.index import index_bytes
 from kitbuild.pages import PAGE_TEMPLATES, TemplateError, page_context, render_pages
+from kitbuild.pages.compiled import CompiledTemplates
 from kitbuild.resources import templates_dir
 
 from commands.verify_kits import build_kit, copy_kit, refresh
@@ -92,6 +93,27 @@ def test_a_users_template_gets_config_index_and_provenance():
     template = "{{ config.kit }}|{{ config.title }}|{{ index.files[0].path }}|{{ provenance.date }}|{{ folders[0].as }}\n"
     pages = render_pages(context(), {"README.md.j2": template})
     assert pages["README.md"] == b"k|T <b>|run/a.txt|2026-11-09|run\n"
+
+
+def test_templates_are_compiled_once_and_a_changed_one_again(monkeypatch):
+    # A process renders many kits (a test suite, a verify of several): each template is compiled
+    # once, and a kit's own template of the same name but other text is never taken for it.
+    compiled: list[str] = []
+    compile = pages._BoundedEnvironment.compile
+
+    def counted(self, source, name=None, *args, **kwargs):
+        compiled.append(name)
+        return compile(self, source, name, *args, **kwargs)
+
+    monkeypatch.setattr(pages, "COMPILED", CompiledTemplates())
+    monkeypatch.setattr(pages._BoundedEnvironment, "compile", counted)
+    for _ in range(3):
+        assert render_pages(context(), {"README.md.j2": "one {{ config.kit }}\n"})["README.md"] == b"one k\n"
+    assert len(compiled) == 2 and "README.md.j2" in compiled, compiled  # and the built-in index.html.j2
+    assert render_pages(context(), {"README.md.j2": "two {{ config.kit }}\n"})["README.md"] == b"two k\n"
+    assert len(compiled) == 3
+    # One kept for each name: a kit's own template's earlier text is not.
+    assert sum(code.co_filename == "README.md.j2" for _, code in pages.COMPILED.compiled.values()) == 1
 
 
 @pytest.mark.parametrize(

@@ -25,6 +25,7 @@ import jinja2
 from jinja2.runtime import Context, markup_join, str_join
 from jinja2.sandbox import SandboxedEnvironment
 
+from kitbuild.pages.compiled import COMPILED
 from kitbuild.pages.faults import Unknown
 from kitbuild.pages.printable import check_steady
 from kitbuild.pages.routing import _BoundedCodeGenerator
@@ -465,6 +466,7 @@ def bounded_environment(**options: Any) -> SandboxedEnvironment:
 
 def _pages_environment(custom: Mapping[str, str]) -> _BoundedEnvironment:
     return _BoundedEnvironment(
+        bytecode_cache=COMPILED,
         # A kit's own template first, then the built-in ones. (Its file name is its name, which
         # a message about one of its lines gives.)
         loader=jinja2.ChoiceLoader([jinja2.FunctionLoader(lambda name: (custom[name], name, lambda: True) if name in custom else None), jinja2.FileSystemLoader(str(templates_dir()))]),
