@@ -7,6 +7,7 @@ column of that name in a TSV file (whose rows are flat, so the pointer has one s
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 _MISSING = object()
@@ -22,6 +23,7 @@ class PointerMiss(Exception):
         self.why = why
 
 
+@functools.lru_cache(maxsize=1024)
 def tokens(pointer: str) -> tuple[str, ...]:
     """``'/a~1b/0'`` -> ``('a/b', '0')``. The schema guarantees a leading '/' or the empty pointer."""
     if pointer == "":
@@ -37,25 +39,33 @@ def _escape(step: str) -> str:
 def resolve(document: Any, pointer: str) -> Any:
     """The value at ``pointer``; raises :class:`PointerMiss` saying where it stopped and why."""
     node = document
-    done: list[str] = []
-    for step in tokens(pointer):
-        here = "/" + "/".join(_escape(s) for s in done) if done else "the top level"
+    steps = tokens(pointer)
+    for done, step in enumerate(steps):
+        # (Where it stopped is spelled out only when it stops: a figure resolves a pointer in
+        # every row, thousands of times.)
         if isinstance(node, dict):
             value = node.get(step, _MISSING)
             if value is _MISSING:
+                here = _where(steps[:done])
                 raise PointerMiss(pointer, here, f"no key {step!r} at {here}")
             node = value
         elif isinstance(node, list):
             if not step.isdigit() or (len(step) > 1 and step[0] == "0"):
+                here = _where(steps[:done])
                 raise PointerMiss(pointer, here, f"{step!r} is not an index of the list at {here}")
             index = int(step)
             if index >= len(node):
+                here = _where(steps[:done])
                 raise PointerMiss(pointer, here, f"the list at {here} has {len(node)} items, no index {index}")
             node = node[index]
         else:
+            here = _where(steps[:done])
             raise PointerMiss(pointer, here, f"the value at {here} is {a_kind(node)}, not an object or a list")
-        done.append(step)
     return node
+
+
+def _where(done: tuple[str, ...]) -> str:
+    return "/" + "/".join(_escape(s) for s in done) if done else "the top level"
 
 
 def kind(value: Any) -> str:
