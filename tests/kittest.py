@@ -20,6 +20,7 @@ import yaml
 from typer.testing import CliRunner
 
 from kitbuild.cli import app
+from kitbuild.commands.demo import DemoResult, demo
 
 # A tree is {name: content}; content is str (written as UTF-8, line ends as typed), bytes, or a
 # nested dict for a folder.
@@ -87,6 +88,12 @@ def refused_then_caught(root: Path, cli: Any, name: str, data: bytes) -> tuple[s
     report = cli("verify", root / "kit")
     assert report.exit_code == 1
     return result.stdout + result.stderr, report.stdout
+
+
+@pytest.fixture(name="demo_result", scope="session")
+def demo_result_fixture(tmp_path_factory: pytest.TempPathFactory) -> DemoResult:
+    """``kitbuild demo``, run once in each test process: a test reads its kit, or changes a copy."""
+    return demo(tmp_path_factory.mktemp("demo") / "try")
 
 
 @pytest.fixture(name="make_files")

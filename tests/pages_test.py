@@ -20,7 +20,7 @@ import pytest
 
 import kitbuild.pages.sandbox as pages  # (the limits, the filters and the pages environment live there)
 from kitbuild import build
-from kitbuild.commands.demo import demo
+from kitbuild.commands.demo import DemoResult
 from kitbuild.index import index_bytes
 from kitbuild.pages import PAGE_TEMPLATES, TemplateError, page_context, render_pages
 from kitbuild.pages.compiled import CompiledTemplates
@@ -175,8 +175,8 @@ def test_file_names_are_escaped_in_index_html_and_kept_in_readme():
     assert b"| `run/b <&>.txt` | 1,000 | `cdcdcdcdcdcd` |" in built["README.md"]
 
 
-def test_the_demo_prints_its_figures(tmp_path):
-    kit = demo(tmp_path / "demo").build.out
+def test_the_demo_prints_its_figures(demo_kit):
+    kit = demo_kit
     pages = render_pages(page_context(json.loads((kit / "provenance.json").read_bytes()), json.loads((kit / "index.json").read_bytes())))
     assert pages == {"README.md": (kit / "README.md").read_bytes(), "index.html": (kit / "index.html").read_bytes()}
     assert b"| BM25 alone: 400 of 470" in pages["README.md"]
@@ -424,8 +424,8 @@ REFERENCE_SECTIONS = [
 
 
 @pytest.fixture(scope="module")
-def demo_kit(tmp_path_factory) -> Path:
-    return demo(tmp_path_factory.mktemp("demo") / "try").build.out
+def demo_kit(demo_result: DemoResult) -> Path:
+    return demo_result.build.out
 
 
 @pytest.mark.parametrize("name", ["README.md", "index.html"])

@@ -20,7 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kitbuild.cli import app
-from kitbuild.commands.demo import demo
+from kitbuild.commands.demo import DemoResult
 from kitbuild.commands.publish import publish
 from kitbuild.commands.verify import verify
 from kitbuild.findings import CODES
@@ -115,8 +115,8 @@ def no_writes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def demo_kit(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return demo(tmp_path_factory.mktemp("demo") / "d").build.out
+def demo_kit(demo_result: DemoResult) -> Path:
+    return demo_result.build.out
 
 
 @pytest.mark.parametrize("fmt", ["tar.gz", "zip"])

@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 
 from kitbuild.cli import app
 from kitbuild.errors import KitbuildError
-from kitbuild.commands.demo import demo
+from kitbuild.commands.demo import DemoResult
 from kitbuild.commands.publish import publish
 from kitbuild.commands.verify import UNLISTABLE, verify
 from kitbuild.httpkit import HttpKit
@@ -77,8 +77,8 @@ def site(tmp_path: Path) -> Iterator[Site]:
 
 
 @pytest.fixture(scope="module")
-def demo_kit(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return demo(tmp_path_factory.mktemp("demo") / "try").build.out
+def demo_kit(demo_result: DemoResult) -> Path:
+    return demo_result.build.out
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from kitbuild.commands.demo import DemoResult, demo
+from kitbuild.commands.demo import DemoResult
 from kitbuild.commands.verify import verify
 
 from figkit import cover_tracks, edit_rows
@@ -36,8 +36,8 @@ README_LINES = [
 
 
 @pytest.fixture(scope="module")
-def result(tmp_path_factory: pytest.TempPathFactory) -> DemoResult:
-    return demo(tmp_path_factory.mktemp("demo") / "try")
+def result(demo_result: DemoResult) -> DemoResult:
+    return demo_result
 
 
 @pytest.fixture
