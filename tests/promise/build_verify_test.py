@@ -41,7 +41,7 @@ from kitbuild.commands.publish import publish
 from kittest import make_files, write_kit
 
 SETTINGS = settings(
-    max_examples=90,
+    max_examples=150,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
