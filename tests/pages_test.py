@@ -9,6 +9,7 @@ sentence or the layout of those files, regenerate them and review the diff:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -114,6 +115,8 @@ def test_templates_are_compiled_once_and_a_changed_one_again(monkeypatch):
     assert len(compiled) == 3
     # One kept for each name: a kit's own template's earlier text is not.
     assert sum(code.co_filename == "README.md.j2" for _, code in pages.COMPILED.compiled.values()) == 1
+    # The source is known by its SHA-256 (jinja2's own cache compares SHA-1s, which can be made to agree).
+    assert pages.COMPILED.get_source_checksum("two {{ config.kit }}\n") == hashlib.sha256(b"two {{ config.kit }}\n").hexdigest()
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import types
 
 import jinja2
@@ -16,6 +17,11 @@ class CompiledTemplates(jinja2.BytecodeCache):
 
     def __init__(self) -> None:
         self.compiled: dict[str, tuple[str, types.CodeType]] = {}
+
+    def get_source_checksum(self, source: str) -> str:
+        # SHA-256, not jinja2's SHA-1: a kit's template is a stranger's text, and two texts of
+        # one SHA-1 can be made.
+        return hashlib.sha256(source.encode("utf-8")).hexdigest()
 
     def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
         checksum, code = self.compiled.get(bucket.key, ("", None))
