@@ -134,3 +134,21 @@ def test_a_run_counts_the_processor_time_of_its_whole_tree() -> None:
     idle = run.timed([sys.executable, "-S", "-c", "import time; time.sleep(0.5)"])
     assert busy.cpu_seconds >= 0.45
     assert idle.cpu_seconds < 0.3 <= idle.seconds
+
+
+def test_the_figures_in_the_docs_are_the_last_runs() -> None:
+    # README.md and docs/performance.md quote bench/results.json: a run committed without them,
+    # or a figure typed by hand, fails here. (The docs name the two speed-ups in words.)
+    results = json.loads((BENCH / "results.json").read_text(encoding="utf-8"))
+    label = {
+        "build A, 1 job / build A (speed-up)": "build A on 1 job / build A on 2 (speed-up)",
+        "verify A, 1 job / verify A (speed-up)": "verify A on 1 job / verify A on 2 (speed-up)",
+    }
+    rows = (BENCH.parent / "docs" / "performance.md").read_text(encoding="utf-8").splitlines()
+    for goal in results["goals"]:
+        row = f"| {label.get(goal['goal'], goal['goal'])} | {goal['ratio']:.2f} | {goal['min']:.2f}–{goal['max']:.2f} |"
+        assert any(line.startswith(row) for line in rows), row
+    readme = (BENCH.parent / "README.md").read_text(encoding="utf-8")
+    for goal in results["goals"]:
+        if "bagit" in goal["goal"] or "sha256sum" in goal["goal"] or "sed" in goal["goal"]:
+            assert f"| {goal['ratio']:.2f} |" in readme, goal["goal"]
