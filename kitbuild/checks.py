@@ -222,9 +222,12 @@ def check(fs: KitFS, docs: KitDocs, observed: Mapping[str, Observation], label: 
         metadata_findings, metadata_lines = check_metadata(fs, docs, listed, observed, on_disk)
         findings.extend(metadata_findings)
         checks["pages"].figures.extend(metadata_lines)
+    from kitbuild.figures.files import CheckedFiles
     from kitbuild.figures.verify import check_figures
 
-    figures = check_figures(provenance.document if provenance.valid else None, fs, index=index.document if index.valid else None, template=template)
+    # (Each file a figure reads again is checked against the sha256 it was observed with.)
+    hashed = CheckedFiles(fs, lambda path: observed[path].sha256 or None if path in observed else None)
+    figures = check_figures(provenance.document if provenance.valid else None, hashed, index=index.document if index.valid else None, template=template)
     findings.extend(figures.findings)
     checks["figures"].figures.extend(figures.lines)
     checks["figures"].skipped = figures.skipped

@@ -89,12 +89,12 @@ CODES: dict[str, str] = {
     "KB607": "CITATION.cff is missing, or differs from the one kitbuild writes from provenance.json's title and authors (kits built by 0.3.0 or later).",
     # -- figures --------------------------------------------------------------------------
     "KB701": "A figure recounted from the kit's files differs from the value (or its 'of', or a part) provenance.json stores for it.",
-    "KB702": "A figure cannot be recounted: a file, pointer or field it reads is missing from the kit, or of the wrong kind.",
+    "KB702": "A figure cannot be recounted: a file, pointer or field it reads is missing from the kit or of the wrong kind, or a file changed while the kit was checked.",
     "KB703": "provenance.json's figure specs cannot be used here: a recount this installation lacks, or a spec its schema refuses.",
     "KB704": "An agrees_with check does not hold: stored per-row outcomes differ from the recount (the first rows are named).",
     "KB705": "An equals check does not hold: two figures that must be equal are not.",
     "KB706": "A page prints a figure's stored text where the kit's files recount another value.",
-    "KB707": "A row of the figures table names a file that is not in the kit.",
+    "KB707": "A row of the figures table names a file that is not in the kit, or one that changed while the kit was checked.",
     "KB708": "A row of the figures table names a field that none of its files has (a JSON key, a key of some NDJSON row, a TSV column).",
     # -- check ----------------------------------------------------------------------------
     "KB801": "A file of the kit at 'out' differs from the same file of a fresh build.",

@@ -11,10 +11,11 @@ row file, and the row files are the big ones.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator, Protocol
+from typing import Any, BinaryIO, Callable, Iterator, Protocol
 
 import orjson
 
@@ -25,6 +26,10 @@ from kitbuild.figures.pointer import PointerMiss, a_kind, resolve, tokens
 
 class Unreadable(Exception):
     """A file a figure names cannot be used; the message says why, naming the kit path."""
+
+
+class Changed(Unreadable):
+    """A file's bytes are not the ones the kit's pass hashed (see :class:`CheckedFiles`)."""
 
 
 class KitFiles(Protocol):
@@ -88,6 +93,47 @@ class RecordFiles:
         if path in GENERATED or path.split("/", 1)[0] == GENERATED_FOLDER:
             raise NotARecord(f"{path}: is written by the build, not a record file; a figure reads record files only")
         return self.kit.open(path)
+
+
+class CheckedFiles:
+    """Files read through ``kit``, each checked against the sha256 the kit's one pass read it with
+    (``hashed(path)``; None where it has none). A figure is recounted after that pass, from a
+    second read: a file that changed in between (a server that serves a hosted kit's row file
+    one way to the pass and another way to the figures) must not back a figure the kit's own
+    bytes do not. The check is made when the reader reaches the file's end."""
+
+    def __init__(self, kit: KitFiles, hashed: Callable[[str], str | None]) -> None:
+        self.kit = kit
+        self.hashed = hashed
+
+    def open(self, path: str) -> BinaryIO:
+        stream = self.kit.open(path)
+        expected = self.hashed(path)
+        return stream if expected is None else io.BufferedReader(_Hashing(stream, path, expected), buffer_size=256 << 10)
+
+
+class _Hashing(io.RawIOBase):
+    def __init__(self, stream: BinaryIO, path: str, expected: str) -> None:
+        self.stream, self.path, self.expected = stream, path, expected
+        self.hash = hashlib.sha256()
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.stream.read(len(buffer))
+        if not data:
+            now = self.hash.hexdigest()
+            if now != self.expected:
+                raise Changed(f"{self.path}: changed while the kit was checked (its sha256 was {self.expected[:12]}…, then {now[:12]}…); check the kit again")
+            return 0
+        self.hash.update(data)
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self.stream.close()
+        super().close()
 
 
 class MemoryFiles:

@@ -16,7 +16,7 @@ from jinja2 import meta
 
 from kitbuild.errors import KitbuildError
 from kitbuild.figures.errors import FigureSpecError, Where, locate
-from kitbuild.figures.files import KitFiles, KitReader, Unreadable, row_format
+from kitbuild.figures.files import Changed, KitFiles, KitReader, Unreadable, row_format
 from kitbuild.figures.render import OTHER_TEMPLATES, FigureView, other_templates, render_text, text_environment, text_fault
 from kitbuild.schema import first_schema_error, key_path, load_schema
 
@@ -195,18 +195,22 @@ def table_problems(table: Sequence[Mapping[str, Any]], kit: KitFiles) -> list[Ta
                 problems.append(TableProblem(number, "file", path, f"names {path}, which is not in the kit"))
                 continue
             readable.append(path)
+        changed: dict[str, str] = {}  # a file whose bytes are not the ones hashed: no field is known
         for field in row.get("fields", []):
             found = False
             for path in readable:
                 try:
-                    if _file_has(reader, path, field):
+                    if path not in changed and _file_has(reader, path, field):
                         found = True
                         break
+                except Changed as exc:
+                    changed[path] = str(exc)
                 except Unreadable:
                     # A file kitbuild cannot parse (a log, a binary) can be named; fields are looked for elsewhere.
                     continue
-            if not found and readable:
+            if not found and readable and not changed:
                 files = ", ".join(readable)
                 problems.append(TableProblem(number, "field", field, f"names the field {field!r}, which none of its files has ({files})"))
+        problems += [TableProblem(number, "file", path, f"names {why}") for path, why in changed.items()]
     return problems
 

@@ -114,6 +114,34 @@ def test_the_demo_kit_over_http_reports_what_its_folder_reports(site: Site, demo
     assert site.requests and all(r.startswith("/kit/") for r in site.requests)
 
 
+def test_a_server_that_serves_a_row_file_one_way_to_the_pass_and_another_to_the_figures_is_caught(site: Site, demo_kit: Path) -> None:
+    # The figures read their row files again after the pass that hashed them. A server that
+    # answers the first request with the kit's own bytes and later ones with bytes that back
+    # other figures must not get those figures recounted from what it sent second.
+    served, url = _serve(site, demo_kit)
+    rows = "longmemeval-2026-10/a0/run/rows.ndjson"
+    other = (served / rows).read_bytes().replace(b'"all@5":0', b'"all@5":1', 1)
+    asked: list[str] = []
+
+    def first_true_then_other(handler: SimpleHTTPRequestHandler) -> None:
+        asked.append(handler.path)
+        if len(asked) == 1:
+            SimpleHTTPRequestHandler.do_GET(handler)
+            return
+        handler.send_response(200)
+        handler.send_header("Content-Length", str(len(other)))
+        handler.end_headers()
+        handler.wfile.write(other)
+
+    site.routes[f"/kit/{rows}"] = first_true_then_other
+    report = verify(url, jobs=1)
+    assert len(asked) >= 2
+    figures = report.check("figures").findings
+    assert figures and {f.code for f in figures} <= {"KB702", "KB707"}, [str(f) for f in figures]
+    assert f"{rows}: changed while the kit was checked" in figures[0].message
+    assert report.check("completeness").findings == [] and report.exit_code == 1
+
+
 def test_a_kit_tampered_on_the_server_gives_the_folders_findings(site: Site, small_kit: Path) -> None:
     served, url = _serve(site, small_kit)
     rows = served / "learned-sparse-2026-11-07/full-s1/run/rows.ndjson"

@@ -81,6 +81,30 @@ def test_one_edited_row_outcome_is_named_by_verify(result: DemoResult, copy: Pat
     assert report.exit_code == 1
 
 
+def test_a_row_file_changed_after_the_pass_read_it_is_named_not_recounted(copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The figures read their row files a second time, after the pass that hashed them: a server
+    # can serve a hosted kit's row file one way to the pass and another way to the figures. Here
+    # the file changes in between, as such a server would make it; the recount must not use it.
+    import kitbuild.commands.verify as verify_command
+
+    path = copy / A0
+    first = orjson.loads(path.read_bytes().split(b"\n", 1)[0])
+    observe_kit = verify_command.observe_kit
+
+    def then_changed(*args: object, **kwargs: object) -> object:
+        observed = observe_kit(*args, **kwargs)  # type: ignore[arg-type]
+        edit_rows(path, first["qid"], lambda row: row["score"].update({"all@5": 1 - row["score"]["all@5"]}))
+        return observed
+
+    monkeypatch.setattr(verify_command, "observe_kit", then_changed)
+    findings = verify(copy).check("figures").findings
+    changed = f"{A0}: changed while the kit was checked (its sha256 was "
+    assert {f.code for f in findings} == {"KB702", "KB707"}, [str(f) for f in findings]
+    assert changed in findings[0].message  # the figures that read it, and those computed from them
+    table = [f.message for f in findings if f.code == "KB707"]
+    assert table and all(m.startswith("figures_table[") and f"]: names {changed}" in m for m in table), table
+
+
 def test_one_edited_fused_list_is_named_with_both_counts(result: DemoResult, copy: Path) -> None:
     # Empty the stored top 10 of a question A2 hit: A2 recounts 408, the pages and stored counts say 409.
     a2 = result.build.figures["a2_every5"]
