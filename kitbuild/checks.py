@@ -9,7 +9,6 @@ the bytes it wrote, "build succeeded" and "the fresh kit verifies clean" are one
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import itertools
 import re
@@ -20,7 +19,7 @@ from kitbuild import index as kit_index
 from kitbuild.findings import Finding
 from kitbuild.kitdocs import KitDocs, first_difference, word_forms
 from kitbuild.kitfs import DIR, FILE, OTHER, SYMLINK, KitFS, MemberError, refusal
-from kitbuild.metadata import METADATA_FILES, check_metadata
+from kitbuild.metadata import METADATA_FILES, check_metadata, hashed_by_pass
 from kitbuild.lines import blocks_of, locate
 from kitbuild.observe import Observation, Plan
 from kitbuild.verify_report import VerifyReport, file_findings, new_checks
@@ -176,8 +175,11 @@ def check(fs: KitFS, docs: KitDocs, observed: Mapping[str, Observation], label: 
     as_written = readable and seen is not None and seen.sha256 == _sums_digest(listed, records).hex()
     sums: bytes | None = None
     if readable and not as_written:
-        with contextlib.suppress(MemberError):
-            sums = fs.read(kit_index.SUMS)
+        try:
+            sums = fs.read(kit_index.SUMS, sha256=hashed_by_pass(observed, kit_index.SUMS))
+        except MemberError as exc:
+            if exc.kind == "changed":  # (what the pass read is not as written: that stands)
+                findings.append(Finding("KB208", kit_index.SUMS, f"is not as kitbuild writes it, and it {exc.reason}"))
     if not as_written and sums is None:
         if kit_index.SUMS not in on_disk:
             findings.append(Finding("KB201", kit_index.SUMS, "is missing; the build writes it for sha256sum -c"))
@@ -217,7 +219,7 @@ def check(fs: KitFS, docs: KitDocs, observed: Mapping[str, Observation], label: 
     )
 
     # -- pages and figures ------------------------------------------------------------------
-    template = _check_pages(checks, findings, fs, docs, template_paths, on_disk) if render else None
+    template = _check_pages(checks, findings, fs, docs, template_paths, on_disk, observed) if render else None
     if index.valid and provenance.valid:  # croissant.json and CITATION.cff (kitbuild.metadata)
         metadata_findings, metadata_lines = check_metadata(fs, docs, listed, observed, on_disk)
         findings.extend(metadata_findings)
@@ -226,7 +228,7 @@ def check(fs: KitFS, docs: KitDocs, observed: Mapping[str, Observation], label: 
     from kitbuild.figures.verify import check_figures
 
     # (Each file a figure reads again is checked against the sha256 it was observed with.)
-    hashed = CheckedFiles(fs, lambda path: observed[path].sha256 or None if path in observed else None)
+    hashed = CheckedFiles(fs, lambda path: hashed_by_pass(observed, path))
     figures = check_figures(provenance.document if provenance.valid else None, hashed, index=index.document if index.valid else None, template=template)
     findings.extend(figures.findings)
     checks["figures"].figures.extend(figures.lines)
@@ -415,9 +417,10 @@ def _check_digests(checks: Any, records: set[str], observed: Mapping[str, Observ
         checks["digests"].figures.append(f"{_plural(unread, 'JSON record')} too large or not parseable to read pairs from")
 
 
-def _check_pages(checks: Any, findings: list[Finding], fs: KitFS, docs: KitDocs, template_paths: set[str], on_disk: set[str]) -> bytes | None:
-    """Render README.md and index.html again from provenance.json and index.json, and compare.
-    Returns the bytes of a travelling README template, if the kit has one."""
+def _check_pages(checks: Any, findings: list[Finding], fs: KitFS, docs: KitDocs, template_paths: set[str], on_disk: set[str], observed: Mapping[str, Observation]) -> bytes | None:
+    """Render README.md and index.html again from provenance.json and index.json, and compare
+    (by the sha256 the pass read each page with). Returns the bytes of a travelling README
+    template, if the kit has one."""
     check = checks["pages"]
     index, provenance = docs.index, docs.provenance
     if not (index.valid and provenance.valid):
@@ -435,7 +438,7 @@ def _check_pages(checks: Any, findings: list[Finding], fs: KitFS, docs: KitDocs,
             findings.append(Finding("KB604", kit_index.PROVENANCE, f"pages.README.md names {source!r}, which is not a file index.json lists under {kit_index.TEMPLATES_DIR}/"))
             return None
         try:
-            template = fs.read(source, TEMPLATE_LIMIT)
+            template = fs.read(source, TEMPLATE_LIMIT, sha256=hashed_by_pass(observed, source))
             custom["README.md.j2"] = template.decode("utf-8")
         except MemberError as exc:
             findings.append(Finding("KB604", kit_index.PROVENANCE, f"pages.README.md names {source}, which {exc.reason}"))
@@ -461,11 +464,16 @@ def _check_pages(checks: Any, findings: list[Finding], fs: KitFS, docs: KitDocs,
     for page in PAGES:
         if page not in on_disk:
             continue
-        try:
-            found = fs.read(page)
-        except MemberError:
-            continue
         want = expect.get(page, b"")
+        hashed = hashed_by_pass(observed, page)
+        if hashed is not None and hashlib.sha256(want).hexdigest() == hashed:
+            continue
+        try:
+            found = fs.read(page, sha256=hashed)  # again, only to say where it differs
+        except MemberError as exc:
+            if exc.kind == "changed":
+                findings.append(Finding("KB601", page, f"differs from the page its template renders, and it {exc.reason}"))
+            continue
         if found != want:
             line, a, b = _page_diff(want, found)
             findings.append(Finding("KB601", page, "differs from the page its template renders from provenance.json and index.json", line=line, expected=a, found=b))

@@ -8,10 +8,10 @@ modules importing each other.
 
 from __future__ import annotations
 
+import hashlib
 import re
-from dataclasses import dataclass
-
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import BinaryIO, Iterator, NamedTuple
 
 from kitbuild.errors import EXIT_FINDINGS, EXIT_USAGE, KitbuildError
@@ -37,7 +37,7 @@ class MemberError(KitbuildError):
         super().__init__(f"{path}: {reason}")
         self.path = path
         self.reason = reason
-        self.kind = kind  # "refused", "missing", "special" or "unreadable"
+        self.kind = kind  # "refused", "missing", "special", "unreadable" or "changed"
 
 
 class Member(NamedTuple):
@@ -138,8 +138,11 @@ class KitFS(ABC):
         """How many files to read at once, given ``jobs`` cores: one per core for a local reader."""
         return jobs
 
-    def read(self, path: str, limit: int | None = None) -> bytes:
-        """The bytes of ``path`` (at most ``limit``; more raises :class:`MemberError`)."""
+    def read(self, path: str, limit: int | None = None, sha256: str | None = None) -> bytes:
+        """The bytes of ``path`` (at most ``limit``; more raises :class:`MemberError`). With
+        ``sha256``, the digest the kit's pass read them with: other bytes raise MemberError too.
+        (A check that reads a file again must judge the bytes that were hashed, not what a server
+        or a writer put there since.)"""
         with self.open(path) as stream:
             try:
                 data = stream.read() if limit is None else stream.read(limit + 1)
@@ -150,6 +153,8 @@ class KitFS(ABC):
                 raise MemberError(path, f"cannot be read ({exc.strerror or exc})", "unreadable") from None
         if limit is not None and len(data) > limit:
             raise MemberError(path, f"is larger than {limit:,} bytes", "unreadable")
+        if sha256 and hashlib.sha256(data).hexdigest() != sha256:
+            raise MemberError(path, "changed while the kit was checked (its bytes are not the ones the check's first read hashed); check the kit again", "changed")
         return data
 
 

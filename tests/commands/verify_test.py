@@ -574,6 +574,25 @@ def test_not_a_kit_exits_2(tmp_path: Path, make: str) -> None:
         verify(target)
 
 
+@pytest.mark.parametrize("page", ["README.md", "index.html"])
+def test_a_page_is_judged_by_the_bytes_the_pass_hashed_not_a_later_read(copy: Path, page: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # No index.json entry holds a page's digest: a page is judged by rendering it again. An
+    # edited page that is put back as rendered after the pass read it (a writer racing verify, a
+    # server answering twice) is still the edited page the kit was checked with.
+    rendered = (copy / page).read_bytes()
+    (copy / page).write_bytes(rendered + b"A claim no record backs.\n")
+
+    def then_put_back(*args: object, **kwargs: object) -> object:
+        observed = observe_kit(*args, **kwargs)  # type: ignore[arg-type]
+        (copy / page).write_bytes(rendered)
+        return observed
+
+    monkeypatch.setattr(verify_module, "observe_kit", then_put_back)
+    findings = verify(copy).findings
+    assert [(f.code, f.path) for f in findings] == [("KB601", page)], [str(f) for f in findings]
+    assert "changed while the kit was checked" in findings[0].message
+
+
 # -- the property: any change to a kit file is caught, and named -------------------------------
 
 TARGETS = [LOCK, ROWS, READING, NOTES, f"{LS}/full-s1/run/weights.bin", "longmemeval-2026-10/a0/rows.tsv", "index.json", "SHA256SUMS", "provenance.json"]
