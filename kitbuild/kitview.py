@@ -154,7 +154,7 @@ class KitFS(ABC):
         if limit is not None and len(data) > limit:
             raise MemberError(path, f"is larger than {limit:,} bytes", "unreadable")
         if sha256 and hashlib.sha256(data).hexdigest() != sha256:
-            raise MemberError(path, "changed while the kit was checked (its bytes are not the ones the check's first read hashed); check the kit again", "changed")
+            raise MemberError(path, "changed while the kit was checked (these are not the bytes hashed when it was first read); check the kit again", "changed")
         return data
 
 

@@ -153,12 +153,14 @@ def _compare(fs: KitFS, name: str, want: bytes | None, on_disk: set[str], what: 
         return [Finding(code, name, f"is missing; kitbuild writes it for every kit built by 0.3.0 or later{' that names authors' if name == CITATION else ''}")]
     if want is None:
         return [Finding(code, name, "is here, but provenance.json names no authors, so kitbuild writes none")]
-    if want is not None and hashed is not None and hashlib.sha256(want).hexdigest() == hashed:
+    if hashed is not None and hashlib.sha256(want).hexdigest() == hashed:
         return []
     try:
-        found = fs.read(name, sha256=hashed)
+        found = fs.read(name, sha256=hashed)  # again, only to say where it differs
     except MemberError as exc:
-        return [Finding(code, name, exc.reason if exc.kind == "changed" else f"cannot be read: {exc.reason}")]
+        if exc.kind == "changed":
+            return [Finding(code, name, f"differs from the {what} kitbuild writes for this kit, and it {exc.reason}")]
+        return [Finding(code, name, f"cannot be read: {exc.reason}")]
     if found == want:
         return []
     return [Finding(code, name, f"differs from the {what} kitbuild writes for this kit from its provenance.json, index.json and records", line=first_difference(want, found))]
