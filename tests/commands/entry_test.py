@@ -57,11 +57,32 @@ def test_verify_prints_and_ends_with_its_status(bench: Path, args: list[str], st
 
 
 def test_the_console_script_is_the_cli() -> None:
-    # One command line: the script the package installs is kitbuild.cli's main, no parser beside it.
+    # One command line: the script the package installs is python -m kitbuild's, which loads
+    # kitbuild.cli and runs its main; no parser beside it.
     from importlib.metadata import entry_points
 
+    import kitbuild.__main__ as entry
+
     scripts = {e.name: e.value for e in entry_points(group="console_scripts") if e.name == "kitbuild"}
-    assert scripts == {"kitbuild": "kitbuild.cli:main"}
+    assert scripts == {"kitbuild": "kitbuild.__main__:main"}
+    assert "from kitbuild.cli import main as run" in Path(entry.__file__).read_text(encoding="utf-8")
+
+
+def test_ctrl_c_while_the_command_line_loads_ends_in_one_line_and_130(tmp_path: Path) -> None:
+    # Ctrl-C in the fifth of a second the command line's modules take to load: here, the load of
+    # kitbuild.cli raises KeyboardInterrupt, as the signal would at any line of it.
+    code = (
+        "import sys\n"
+        "class Interrupt:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'kitbuild.cli':\n"
+        "            raise KeyboardInterrupt\n"
+        "sys.meta_path.insert(0, Interrupt())\n"
+        "from kitbuild.__main__ import main\n"
+        "main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, "verify", "kit"], cwd=tmp_path, capture_output=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (130, b"", b"\nkitbuild: interrupted\n")
 
 
 def test_python_m_kitbuild_runs_the_cli(tmp_path: Path) -> None:
