@@ -1,4 +1,5 @@
-"""The command line: a thin typer layer over the core API, and the ``kitbuild`` entry point.
+"""The command line: a thin typer layer over the core API (loaded by kitbuild.__main__, the
+``kitbuild`` entry point).
 
 Each command builds its inputs, calls one core function, prints its report and ends with
 ``raise typer.Exit(code)``. What a command raises is caught in one place (:class:`_Guarded`):
