@@ -4,7 +4,7 @@ import os
 
 from hypothesis import settings
 
-from kittest import demo_result_fixture, make_files_fixture, write_kit_fixture, cli, bench  # noqa: F401
+from kittest import demo_kit_fixture, demo_result_fixture, make_files_fixture, write_kit_fixture, cli, bench  # noqa: F401
 
 # The same examples on every run, so a property test that fails fails again, and CI's verdict is
 # the code's, not the draw's. HYPOTHESIS_PROFILE=explore draws new ones (run it now and then).

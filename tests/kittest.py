@@ -96,6 +96,12 @@ def demo_result_fixture(tmp_path_factory: pytest.TempPathFactory) -> DemoResult:
     return demo(tmp_path_factory.mktemp("demo") / "try")
 
 
+@pytest.fixture(name="demo_kit", scope="session")
+def demo_kit_fixture(demo_result: DemoResult) -> Path:
+    """The demo's kit folder (see demo_result)."""
+    return demo_result.build.out
+
+
 @pytest.fixture(name="make_files")
 def make_files_fixture() -> Callable[[Path, Tree], Path]:
     return make_files

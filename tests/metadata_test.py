@@ -18,7 +18,6 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kitbuild.commands.demo import DemoResult
 from kitbuild.commands.verify import verify
 from kitbuild.croissant import RAI_FIELDS, RECORD_SETS, croissant_chunks, croissant_document, encoding_format, record_set
 from kitbuild.jsonfile import dump_json
@@ -26,11 +25,6 @@ from kitbuild.kitfs import FolderKit
 from kitbuild.metadata import CITATION, CROISSANT, write_croissant
 
 from commands.verify_kits import build_kit, copy_kit, edit_json, make_bench
-
-
-@pytest.fixture(scope="module")
-def demo_kit(demo_result: DemoResult) -> Path:
-    return demo_result.build.out
 
 
 def test_mlcroissant_validates_the_demo_kit_and_reads_every_record_set(demo_kit: Path) -> None:

@@ -21,7 +21,6 @@ import pytest
 
 import kitbuild.pages.sandbox as pages  # (the limits, the filters and the pages environment live there)
 from kitbuild import build
-from kitbuild.commands.demo import DemoResult
 from kitbuild.index import index_bytes
 from kitbuild.pages import PAGE_TEMPLATES, TemplateError, page_context, render_pages
 from kitbuild.pages.compiled import CompiledTemplates
@@ -424,11 +423,6 @@ REFERENCE_SECTIONS = [
     "## What was rewritten, by rule",
     "## What is not here",
 ]
-
-
-@pytest.fixture(scope="module")
-def demo_kit(demo_result: DemoResult) -> Path:
-    return demo_result.build.out
 
 
 @pytest.mark.parametrize("name", ["README.md", "index.html"])

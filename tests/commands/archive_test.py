@@ -20,7 +20,6 @@ import pytest
 from typer.testing import CliRunner
 
 from kitbuild.cli import app
-from kitbuild.commands.demo import DemoResult
 from kitbuild.commands.publish import publish
 from kitbuild.commands.verify import verify
 from kitbuild.findings import CODES
@@ -112,11 +111,6 @@ def no_writes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 # -- the happy path -----------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def demo_kit(demo_result: DemoResult) -> Path:
-    return demo_result.build.out
 
 
 @pytest.mark.parametrize("fmt", ["tar.gz", "zip"])

@@ -22,7 +22,6 @@ from typer.testing import CliRunner
 
 from kitbuild.cli import app
 from kitbuild.errors import KitbuildError
-from kitbuild.commands.demo import DemoResult
 from kitbuild.commands.publish import publish
 from kitbuild.commands.verify import UNLISTABLE, verify
 from kitbuild.httpkit import HttpKit
@@ -74,11 +73,6 @@ def site(tmp_path: Path) -> Iterator[Site]:
     served = Site(tmp_path / "www")
     yield served
     served.close()
-
-
-@pytest.fixture(scope="module")
-def demo_kit(demo_result: DemoResult) -> Path:
-    return demo_result.build.out
 
 
 @pytest.fixture(scope="module")
