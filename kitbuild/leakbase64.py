@@ -32,8 +32,11 @@ from typing import Iterable
 
 __all__ = ["COMPRESSED_STARTS", "CONTAINED", "MAGICS", "DOCUMENT_STARTS", "STANDARD", "cores", "decoded_hex_run", "decoded_run", "hex_forms", "starts_run"]
 
-# The first letters of base64 of '{"x', '{"1', '{ "', '{\n' and '[{': a JSON document's start.
-DOCUMENT_STARTS = (b"eyJ", b"eyI", b"eyAi", b"ewo", b"W3s")
+# The first letters of base64 of '{"x', '{"1', '{ "', '{\n' and '[{': a JSON document's start;
+# then the letters of those letters in base64 (a JWT in a Kubernetes secret: a document base64'd
+# twice, which kitbuild.leaks decodes a layer at a time).
+_ONCE = (b"eyJ", b"eyI", b"eyAi", b"ewo", b"W3s")
+DOCUMENT_STARTS = _ONCE + tuple(base64.b64encode(start)[: len(start) * 8 // 6] for start in _ONCE)
 
 # The magic bytes of gzip, bzip2, xz, zstandard and a zip member (kitbuild.compressed tells them
 # apart), where a compressed stream inside a binary file may start (a tar of .gz files); and the

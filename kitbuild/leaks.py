@@ -94,6 +94,7 @@ class _Tables:
     base64_automaton: ahocorasick_rs.BytesAhoCorasick | None  # the cores, past _HYPERSCAN_LITERALS
 
 
+_NESTED = 2  # layers of base64 inside base64 (see _scan_base64)
 _DOCUMENT = "a JSON document's start"
 _COMPRESSED = "compressed data's start"
 _STREAM = "a compressed stream's start"
@@ -285,11 +286,13 @@ class LeakScanner:
                     if encoded and base64:
                         self._scan_base64(view.text, encoded, binary, found, place)
 
-    def _scan_base64(self, data: bytes, hits: list[tuple[int, int]], binary: bool, found: list[_Found], raw: Callable[[int], int] | None = None, starts: list[int] | None = None) -> None:
+    def _scan_base64(self, data: bytes, hits: list[tuple[int, int]], binary: bool, found: list[_Found], raw: Callable[[int], int] | None = None, starts: list[int] | None = None, depth: int = 0) -> None:
         """Findings in base64 and hex (kitbuild.leakbase64): each core found is one on its own, or
         the run around it is decoded, aligned on it, and searched as a view; a finding there is
         placed (by ``raw``, from ``data``) at the letters that hold its first byte. ``starts``
-        gets the start of each run of compressed data."""
+        gets the start of each run of compressed data. A run may hold base64 in its turn (a JSON
+        config with a base64 field, base64'd; a JWT in a Kubernetes secret): read so down to
+        _NESTED layers, each decoding at most REACH letters of the one above."""
         raw = raw or same
         tables = self._table(binary=binary, nul=False)
         runs: dict[tuple[int, int, int], bytes] = {}  # (first, length, letters a group: 4, or 2 in hex)
@@ -323,8 +326,10 @@ class LeakScanner:
         for (first, _, group), text in runs.items():
             here: list[_Found] = []
             place = lambda at, first=first, raw=raw, group=group: raw(first + at // (group - 1) * group)  # noqa: E731
-            escapes = self._scan_text(text, 0, len(text), place, binary, here)[0]
+            escapes, _, inner = self._scan_text(text, 0, len(text), place, binary, here)
             self._scan_views(text, escapes, place, binary, here, base64=False)
+            if inner and depth < _NESTED:
+                self._scan_base64(text, inner, binary, here, place, depth=depth + 1)
             found += [(code, offset, length, f"{what}, {'base64' if group == 4 else 'hex'}-encoded", encoding, allowed) for code, offset, length, what, encoding, allowed in here]
 
     def _scan_text(self, text: bytes, first: int, last: int, raw: Callable[[int], int] | None, binary: bool, found: list[_Found], hits: list[int] | None = None) -> tuple[list[list[tuple[int, int]]], list[tuple[int, int]], list[tuple[int, int]]]:

@@ -789,6 +789,41 @@ def test_what_no_anchor_gives_away_is_found_in_a_json_document_in_base64(data, c
     assert [leak.code for leak in VERIFY.scan(data, binary=False)] == [code]
 
 
+def _b64(data: bytes | str) -> bytes:
+    return base64.b64encode(data.encode() if isinstance(data, str) else data)
+
+
+@pytest.mark.parametrize(
+    "data, scanner, code",
+    [
+        (b'{"config": "' + _b64(json.dumps({"blob": _b64(b"logs in /home/ada/runs\n").decode()})) + b'"}\n', VERIFY, "KB501"),
+        (b'{"config": "' + _b64(json.dumps({"auth": "Bearer " + _jwt({"email": "ada@lab.example.org"}).decode()})) + b'"}\n', VERIFY, "KB502"),
+        (b"data:\n  token: " + _b64(_jwt({"sub": "1", "email": "ada@lab.example.org"})) + b"\n", VERIFY, "KB502"),
+        (b"data:\n  token: " + _b64(_jwt({"host": HOST})) + b"\n", BUILD, "KB901"),
+    ],
+    ids=["path, base64 in a base64 JSON document", "e-mail, JWT in a base64 JSON document", "e-mail, JWT in a Kubernetes secret", "machine name, JWT in a Kubernetes secret"],
+)
+def test_base64_inside_base64_is_read_a_layer_at_a_time(data, scanner, code):
+    # Each layer's run is decoded where the layer above shows an anchor, a private string or a
+    # JSON document's start in base64; a build passed all four.
+    leaks = scanner.scan(data, binary=False)
+    assert [leak.code for leak in leaks] == [code]
+    assert leaks[0].what.endswith("base64-encoded, base64-encoded")
+
+
+def test_base64_is_read_three_layers_deep():
+    # The file's own base64 and two layers inside it: each decodes only what lies near where the
+    # layer above showed something, so a deeper one costs more and finds less.
+    def layers(n: int) -> bytes:
+        document = json.dumps({"owner": "ada@lab.example.org"})
+        for _ in range(n - 1):
+            document = json.dumps({"blob": _b64(document).decode()})
+        return b"x " + _b64(document) + b"\n"
+
+    assert [leak.what for leak in VERIFY.scan(layers(3), binary=False)] == ["an e-mail address, base64-encoded, base64-encoded, base64-encoded"]
+    assert VERIFY.scan(layers(4), binary=False) == []
+
+
 def test_words_that_start_like_a_json_document_in_base64_give_nothing():
     text = b"W3schools, ewok and eyJohn; newords ewo eyJ W3s ewoK\n" * 100
     assert VERIFY.scan(text, binary=False) == []
