@@ -30,7 +30,7 @@ import base64
 import re
 from typing import Iterable
 
-__all__ = ["COMPRESSED_STARTS", "CONTAINED", "MAGICS", "DOCUMENT_STARTS", "STANDARD", "cores", "decoded_hex_run", "decoded_run", "hex_forms", "starts_run"]
+__all__ = ["COMPRESSED_STARTS", "CONTAINED", "MAGICS", "DOCUMENT_STARTS", "STANDARD", "cores", "decoded_hex_run", "decoded_run", "hex_forms", "starts_run", "wide_cores"]
 
 # The first letters of base64 of '{"x', '{"1', '{ "', '{\n' and '[{': a JSON document's start;
 # then the letters of those letters in base64 (a JWT in a Kubernetes secret: a document base64'd
@@ -69,6 +69,13 @@ def cores(needle: bytes) -> Iterable[bytes]:
             core = base64.b64encode(body[:whole])
             found += [core, core.translate(_URL_SAFE)]
     return dict.fromkeys(found)
+
+
+def wide_cores(needle: bytes) -> Iterable[bytes]:
+    """The cores of ``needle`` (UTF-8) and of its UTF-16 in either byte order: PowerShell's
+    -EncodedCommand is base64 of UTF-16LE, and Java writes UTF-16 big-endian."""
+    text = needle.decode("utf-8")
+    return dict.fromkeys(core for form in (needle, text.encode("utf-16-le"), text.encode("utf-16-be")) for core in cores(form))
 
 
 def starts_run(data: bytes, start: int) -> bool:

@@ -15,9 +15,8 @@ What it finds, by code:
 
 Where: the raw bytes (ASCII, UTF-8), the text under JSON ``\\uXXXX`` and ``\\/`` escapes, ``\\xHH``,
 percent-encoding (up to five rounds of it), HTML character references and a backslash before
-punctuation (Markdown), UTF-16 and UTF-32 in either byte order at any alignment, and the
-escapes inside UTF-16 and UTF-32 text. A finding is
-placed at the raw byte where its (encoded) text starts, and its ``what`` says what kind of thing
+punctuation (Markdown), UTF-16 and UTF-32 in either byte order at any alignment, the escapes
+inside UTF-16 and UTF-32 text, base64 and hex (UTF-16 in base64 too). A finding is placed at the raw byte where its (encoded) text starts, and its ``what`` says what kind of thing
 it is, never the text: a CI log of the report publishes nothing. Private strings and digests
 are found in any case of their ASCII letters.
 
@@ -37,7 +36,7 @@ from typing import Callable, ClassVar, Mapping, Sequence
 import ahocorasick_rs
 
 from kitbuild.allowlist import AllowForms
-from kitbuild.leakbase64 import COMPRESSED_STARTS, CONTAINED, DOCUMENT_STARTS, MAGICS, cores, decoded_hex_run, decoded_run, hex_forms, starts_run
+from kitbuild.leakbase64 import COMPRESSED_STARTS, CONTAINED, DOCUMENT_STARTS, MAGICS, cores, decoded_hex_run, decoded_run, hex_forms, starts_run, wide_cores
 from kitbuild.leakpass import Pass, automaton, compiled
 from kitbuild.leaksieve import sieve
 from kitbuild.leakviews import ESCAPES, REACH, wide_stretches, UTF8, WIDE, WIDE_BE, WIDE_LE, Encoding, char, forms, same, through, views
@@ -145,7 +144,7 @@ class LeakScanner:
             # name under 5 bytes: 'ada' is 24 bits, which turn up by chance in random base64 or hex
             # every few MB (an embedded image, a file of digests) and would stop a build for nothing.
             for spelling in dict.fromkeys((text.encode(), text.lower().encode())) if len(text.encode()) >= 5 else ():
-                encoded.update(dict.fromkeys(cores(spelling)))
+                encoded.update(dict.fromkeys(wide_cores(spelling)))
                 encoded.update(dict.fromkeys(hex_forms(spelling), _HEX))
         for digest, what in digests.items():
             if not re.fullmatch(r"[0-9a-fA-F]{64}", digest):
@@ -212,12 +211,12 @@ class LeakScanner:
                         anchors.setdefault(pattern, []).append((shape, back, encoding))
         anchor_patterns = list(anchors)
         # The anchors of the shapes in base64 too (a 5-byte anchor still fills a group however it
-        # lies), in the spellings a program writes, not the upper-case and JSON-escaped ones.
+        # lies), in the spellings a program writes (UTF-16 too), not upper-case or JSON-escaped.
         encoded: dict[bytes, _Literal | str | None] = {
             core: None
             for anchor, shapes in ANCHORS.items()
             if len(anchor) >= 5 and not anchor.isupper() and b"\\\\" not in anchor and not (binary and all(s.text_only for s, _ in shapes))
-            for core in cores(anchor)
+            for core in wide_cores(anchor)
         }
         encoded.update((form, _HEX) for anchor in ANCHORS if len(anchor) >= 5 and not anchor.isupper() and b"\\\\" not in anchor and not binary for form in hex_forms(anchor))
         encoded.update(self._encoded)
@@ -326,19 +325,20 @@ class LeakScanner:
         for (first, _, group), text in runs.items():
             here: list[_Found] = []
             place = lambda at, first=first, raw=raw, group=group: raw(first + at // (group - 1) * group)  # noqa: E731
-            escapes, _, inner = self._scan_text(text, 0, len(text), place, binary, here)
+            escapes, _, inner = self._scan_text(text, 0, len(text), place, binary, here, wide=True)
             self._scan_views(text, escapes, place, binary, here, base64=False)
             if inner and depth < _NESTED:
                 self._scan_base64(text, inner, binary, here, place, depth=depth + 1)
             found += [(code, offset, length, f"{what}, {'base64' if group == 4 else 'hex'}-encoded", encoding, allowed) for code, offset, length, what, encoding, allowed in here]
 
-    def _scan_text(self, text: bytes, first: int, last: int, raw: Callable[[int], int] | None, binary: bool, found: list[_Found], hits: list[int] | None = None) -> tuple[list[list[tuple[int, int]]], list[tuple[int, int]], list[tuple[int, int]]]:
+    def _scan_text(self, text: bytes, first: int, last: int, raw: Callable[[int], int] | None, binary: bool, found: list[_Found], hits: list[int] | None = None, wide: bool = False) -> tuple[list[list[tuple[int, int]]], list[tuple[int, int]], list[tuple[int, int]]]:
         """Findings that lie in text[first:last], of the raw data (``raw`` None) or of a
         decoded view's text (``raw`` places its bytes in the raw data), into ``found``; the text
         around is their context. Returns where the text's escapes are (see Pass.find); ``hits``
-        gets the start of each anchor, literal and base64 core found (but compressed streams')."""
-        # UTF-16 and UTF-32 are read from the raw data only, where their NULs are.
-        tables = self._table(binary=binary, nul=raw is None and b"\0" in text)
+        gets the start of each anchor, literal and base64 core found (but compressed streams').
+        UTF-16 and UTF-32 are read in the raw data, where their NULs are, and with ``wide`` in a
+        view's text (decoded base64: PowerShell's -EncodedCommand is base64 of UTF-16)."""
+        tables = self._table(binary=binary, nul=(raw is None or wide) and b"\0" in text)
         if raw is None:
             raw = same
         anchor_hits, literal_hits, escapes, wide_escapes, encoded = tables.search.find(text, first, last)
@@ -360,7 +360,7 @@ class LeakScanner:
                         if at >= 0 and (back is not None or not binary or char(text, at - reading.unit, reading) in LOCAL_CHARS):
                             wide.setdefault((reading, at % reading.unit), []).append((at, shape, back))
         for (reading, _), tries in wide.items():
-            self._try_wide(text, sorted(tries, key=lambda t: t[0]), reading, found)
+            self._try_wide(text, sorted(tries, key=lambda t: t[0]), reading, found, raw)
         if not binary:
             # A domain cut short at ``last`` is tried whole all the same (_try reads the whole
             # text), and one that an escape changes ends well before it (see leakviews._SPAN).
@@ -425,7 +425,7 @@ class LeakScanner:
         if span is not None:
             found.append((shape.code, raw(span[0]), span[1] - span[0], shape.what, UTF8, self._allowed(text, *span, UTF8)))
 
-    def _try_wide(self, data: bytes, tries: list[tuple[int, Shape, int | None]], encoding: Encoding, found: list[_Found]) -> None:
+    def _try_wide(self, data: bytes, tries: list[tuple[int, Shape, int | None]], encoding: Encoding, found: list[_Found], raw: Callable[[int], int] = same) -> None:
         """The same in UTF-16 or UTF-32, each (anchor, shape, back) of ``tries`` (in order, at
         one alignment) read at its anchor: the code units around it (FOLD_BEFORE before,
         FOLD_AFTER from it) are folded to one byte each (Encoding.fold: ASCII as is, anything
@@ -455,7 +455,7 @@ class LeakScanner:
                 if shape.path and letter_before(before, len(before)):
                     continue
                 allowed = self._allowed(data, raw_start, raw_end, encoding)
-                found.append((shape.code, raw_start, m.end() - m.start(), shape.what, encoding, allowed))
+                found.append((shape.code, raw(raw_start), m.end() - m.start(), shape.what, encoding, allowed))
             i = j
 
     def _allowed(self, text: bytes, start: int, end: int, encoding: Encoding) -> bool:

@@ -811,6 +811,24 @@ def test_base64_inside_base64_is_read_a_layer_at_a_time(data, scanner, code):
     assert leaks[0].what.endswith("base64-encoded, base64-encoded")
 
 
+@pytest.mark.parametrize(
+    "data, scanner, code",
+    [
+        (b"powershell -EncodedCommand " + _b64("Get-Content C:\\Users\\ada\\runs\\x.log".encode("utf-16-le")) + b"\n", VERIFY, "KB501"),
+        (b'{"blob": "' + _b64("ran /home/ada/runs/x".encode("utf-16-be")) + b'"}\n', VERIFY, "KB501"),
+        (b"x " + _b64(("worker " + HOST + " ok").encode("utf-16-le")) + b"\n", BUILD, "KB901"),
+        (b"x " + _b64(("\ufeff" + SHORT + " ok").encode("utf-16-be")) + b"\n", BUILD, "KB901"),
+    ],
+    ids=["PowerShell's encoded command", "UTF-16BE in a JSON string", "machine name, UTF-16LE", "short name after a byte-order mark, UTF-16BE"],
+)
+def test_utf16_text_in_base64_is_read(data, scanner, code):
+    # The base64 of a mount or a private string's UTF-16 is looked for too, and the run decoded
+    # around it is read as UTF-16 (either byte order, either alignment) as the raw data is.
+    leaks = scanner.scan(data, binary=False)
+    assert [(leak.code, leak.what.endswith("base64-encoded")) for leak in leaks] == [(code, True)]
+    assert leaks[0].offset >= data.index(b" ") and data[leaks[0].offset : leaks[0].offset + 1].isalnum()
+
+
 def test_base64_is_read_three_layers_deep():
     # The file's own base64 and two layers inside it: each decodes only what lies near where the
     # layer above showed something, so a deeper one costs more and finds less.
