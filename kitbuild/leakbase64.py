@@ -72,10 +72,11 @@ def cores(needle: bytes) -> Iterable[bytes]:
 
 
 def wide_cores(needle: bytes) -> Iterable[bytes]:
-    """The cores of ``needle`` (UTF-8) and of its UTF-16 in either byte order: PowerShell's
-    -EncodedCommand is base64 of UTF-16LE, and Java writes UTF-16 big-endian."""
+    """The cores of ``needle`` (UTF-8) and of its UTF-16 and UTF-32 in either byte order:
+    PowerShell's -EncodedCommand is base64 of UTF-16LE, and Java writes UTF-16 big-endian."""
     text = needle.decode("utf-8")
-    return dict.fromkeys(core for form in (needle, text.encode("utf-16-le"), text.encode("utf-16-be")) for core in cores(form))
+    forms = (needle, *(text.encode(f"utf-{bits}-{order}") for bits in (16, 32) for order in ("le", "be")))
+    return dict.fromkeys(core for form in forms for core in cores(form))
 
 
 def starts_run(data: bytes, start: int) -> bool:

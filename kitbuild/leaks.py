@@ -13,12 +13,13 @@ What it finds, by code:
 - KB901 a private string the config names, KB903 an original digest the kit withholds: never
   passed by an allow entry.
 
-Where: the raw bytes (ASCII, UTF-8), the text under JSON ``\\uXXXX`` and ``\\/`` escapes, ``\\xHH``,
-percent-encoding (up to five rounds of it), HTML character references and a backslash before
-punctuation (Markdown), UTF-16 and UTF-32 in either byte order at any alignment, the escapes
-inside UTF-16 and UTF-32 text, base64 and hex (UTF-16 in base64 too). A finding is placed at the raw byte where its (encoded) text starts, and its ``what`` says what kind of thing
-it is, never the text: a CI log of the report publishes nothing. Private strings and digests
-are found in any case of their ASCII letters.
+Where: the raw bytes (ASCII, UTF-8), the text under JSON ``\\uXXXX`` and ``\\/`` escapes,
+``\\xHH``, percent-encoding (up to five rounds of it), HTML character references and a backslash
+before punctuation (Markdown), UTF-16 and UTF-32 in either byte order at any alignment, the escapes
+inside UTF-16 and UTF-32 text, base64 and hex (UTF-16 and UTF-32 in base64 too). A finding is
+placed at the raw byte where its (encoded) text starts, and its ``what`` says what kind of thing it
+is, never the text: a CI log of the report publishes nothing. Private strings and digests are found
+in any case of their ASCII letters.
 
 The generic shapes and their anchors live in :mod:`kitbuild.shapes`; the encodings and the
 decoded views in :mod:`kitbuild.leakviews`, base64 in :mod:`kitbuild.leakbase64`, the one
