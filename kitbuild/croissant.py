@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import orjson
 
 from kitbuild.citation import authors, bibtex, display_name
+from kitbuild.hashing import HEADS
 from kitbuild.index import CROISSANT
 from kitbuild.jsonfile import dump_json_pieces
 from kitbuild.resources import schema_path
@@ -31,11 +32,12 @@ RAI_1_0 = "http://mlcommons.org/croissant/RAI/1.0"
 # Enough records to see each field's type: verify writes croissant.json again, so every record
 # read here is read in every verify too (1,000 records from each of 200 files took half of
 # verifying 256 MiB of records; 100 from 64 KiB, a tenth of it).
+# (The pass over each file keeps the sha256 of these first bytes: kitbuild.hashing.HEADS.)
 RECORDS_READ = 100
-BYTES_READ = 64 << 10
+BYTES_READ = HEADS[0]
 # How the first release of croissant.json in 0.3.0 read them, under the same version number: a
 # kit built by 0.3.0 may hold a croissant.json written either way (kitbuild.metadata).
-EARLIER_READ = (1000, 1 << 20)
+EARLIER_READ = (1000, HEADS[1])
 # A kit of many thousand record files gets RecordSets for the first of its tabular files only.
 RECORD_SETS = 200
 # Since 0.3.1 only that many tabular files are read at all: a kit of 100,000 JSON documents none

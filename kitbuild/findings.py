@@ -84,7 +84,7 @@ CODES: dict[str, str] = {
     "KB602": "A page's template cannot be rendered in the sandbox (an error, a reach for Python internals, or a limit on time or size passed).",
     "KB603": "A page (README.md, index.html) is missing.",
     "KB604": "provenance.pages names a template that is not a listed file under _templates/ of the kit.",
-    "KB605": "croissant.json is missing, or differs from the one kitbuild writes for the kit from its provenance.json, index.json and records (kits built by 0.3.0 or later).",
+    "KB605": "croissant.json is missing, or differs from the one kitbuild writes for the kit from its provenance.json, index.json and records (kits built by 0.3.0 or later), or a record file it reads changed while the kit was checked.",
     "KB606": "A FileObject in croissant.json disagrees with index.json (its sha256 or contentSize), or a file index.json lists has no FileObject there.",
     "KB607": "CITATION.cff is missing, or differs from the one kitbuild writes from provenance.json's title and authors (kits built by 0.3.0 or later).",
     # -- figures --------------------------------------------------------------------------

@@ -17,6 +17,10 @@ from typing import Iterator
 
 # Smaller blocks are hashed in line: handing one to the thread costs more than it saves.
 THREADED = 256 << 10
+# The first bytes of a file whose digest the pass keeps too (BlockHasher.heads): what
+# croissant.json's RecordSets read of a tabular file (kitbuild.croissant), so a check that reads
+# them again judges the bytes the pass read. Each costs a copy of the hash's state, no hashing.
+HEADS = (64 << 10, 1 << 20)
 _pool: tuple[int, ThreadPoolExecutor] | None = None
 _spare = False
 
@@ -53,15 +57,29 @@ def _thread() -> ThreadPoolExecutor:
 
 
 class BlockHasher:
-    """hashlib.sha256 fed block by block, large blocks in a thread."""
+    """hashlib.sha256 fed block by block, large blocks in a thread. ``heads``: the sha256 of the
+    first HEADS[i] bytes, for each of HEADS fed so far."""
 
-    __slots__ = ("_hash", "_pending")
+    __slots__ = ("_hash", "_pending", "_fed", "heads")
 
     def __init__(self) -> None:
         self._hash = hashlib.sha256()
         self._pending: Future[None] | None = None
+        self._fed = 0
+        self.heads: tuple[str, ...] = ()
 
     def update(self, data: bytes) -> None:
+        while self._fed < HEADS[-1] and self._fed + len(data) >= HEADS[len(self.heads)]:
+            # A head's end, once a file: hashed up to it, and the digest of a copy kept.
+            cut = HEADS[len(self.heads)] - self._fed
+            self._update(data[:cut])
+            self._wait()
+            self.heads += (self._hash.copy().hexdigest(),)
+            data = data[cut:]
+        self._update(data)
+
+    def _update(self, data: bytes) -> None:
+        self._fed += len(data)
         self._wait()
         # Only bytes, which cannot change while the thread reads them.
         if _spare and len(data) >= THREADED and type(data) is bytes:

@@ -138,20 +138,20 @@ class KitFS(ABC):
         """How many files to read at once, given ``jobs`` cores: one per core for a local reader."""
         return jobs
 
-    def read(self, path: str, limit: int | None = None, sha256: str | None = None) -> bytes:
-        """The bytes of ``path`` (at most ``limit``; more raises :class:`MemberError`). With
-        ``sha256``, the digest the kit's pass read them with: other bytes raise MemberError too.
-        (A check that reads a file again must judge the bytes that were hashed, not what a server
-        or a writer put there since.)"""
+    def read(self, path: str, limit: int | None = None, sha256: str | None = None, head: bool = False) -> bytes:
+        """The bytes of ``path`` (at most ``limit``; more raises :class:`MemberError`, but with
+        ``head``, which reads the first ``limit`` of them). With ``sha256``, the digest the kit's
+        pass read them with: other bytes raise MemberError too. (A check that reads a file again
+        must judge the bytes that were hashed, not what a server or a writer put there since.)"""
         with self.open(path) as stream:
             try:
-                data = stream.read() if limit is None else stream.read(limit + 1)
+                data = stream.read() if limit is None else stream.read(limit + (not head))
             except OSError as exc:
                 # Opened, but its bytes cannot be had whole (an archive member whose compressed
                 # data is damaged or cut short, a disk's read error): a finding on that file, as
                 # when it cannot be opened, never an error of verify's own.
                 raise MemberError(path, f"cannot be read ({exc.strerror or exc})", "unreadable") from None
-        if limit is not None and len(data) > limit:
+        if limit is not None and len(data) > limit:  # (never with head)
             raise MemberError(path, f"is larger than {limit:,} bytes", "unreadable")
         if sha256 and hashlib.sha256(data).hexdigest() != sha256:
             raise MemberError(path, "changed while the kit was checked (these are not the bytes hashed when it was first read); check the kit again", "changed")

@@ -326,20 +326,20 @@ class LeakScanner:
         for (first, _, group), text in runs.items():
             here: list[_Found] = []
             place = lambda at, first=first, raw=raw, group=group: raw(first + at // (group - 1) * group)  # noqa: E731
-            escapes, _, inner = self._scan_text(text, 0, len(text), place, binary, here, wide=True)
+            escapes, _, inner = self._scan_text(text, 0, len(text), place, binary, here, read_wide=True)
             self._scan_views(text, escapes, place, binary, here, base64=False)
             if inner and depth < _NESTED:
                 self._scan_base64(text, inner, binary, here, place, depth=depth + 1)
             found += [(code, offset, length, f"{what}, {'base64' if group == 4 else 'hex'}-encoded", encoding, allowed) for code, offset, length, what, encoding, allowed in here]
 
-    def _scan_text(self, text: bytes, first: int, last: int, raw: Callable[[int], int] | None, binary: bool, found: list[_Found], hits: list[int] | None = None, wide: bool = False) -> tuple[list[list[tuple[int, int]]], list[tuple[int, int]], list[tuple[int, int]]]:
+    def _scan_text(self, text: bytes, first: int, last: int, raw: Callable[[int], int] | None, binary: bool, found: list[_Found], hits: list[int] | None = None, read_wide: bool = False) -> tuple[list[list[tuple[int, int]]], list[tuple[int, int]], list[tuple[int, int]]]:
         """Findings that lie in text[first:last], of the raw data (``raw`` None) or of a
         decoded view's text (``raw`` places its bytes in the raw data), into ``found``; the text
         around is their context. Returns where the text's escapes are (see Pass.find); ``hits``
         gets the start of each anchor, literal and base64 core found (but compressed streams').
-        UTF-16 and UTF-32 are read in the raw data, where their NULs are, and with ``wide`` in a
+        UTF-16 and UTF-32 are read in the raw data, where their NULs are, and with ``read_wide`` in a
         view's text (decoded base64: PowerShell's -EncodedCommand is base64 of UTF-16)."""
-        tables = self._table(binary=binary, nul=(raw is None or wide) and b"\0" in text)
+        tables = self._table(binary=binary, nul=(raw is None or read_wide) and b"\0" in text)
         if raw is None:
             raw = same
         anchor_hits, literal_hits, escapes, wide_escapes, encoded = tables.search.find(text, first, last)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 from kitbuild import index as kit_index
 from kitbuild.citation import CITATION, citation_cff
 from kitbuild.croissant import BOUNDED_SINCE, BYTES_READ, CROISSANT, EARLIER_READ, RECORDS_READ, croissant_chunks
+from kitbuild.hashing import HEADS
 from kitbuild.findings import Finding
 from kitbuild.kitdocs import KitDocs, first_difference
 from kitbuild.kitfs import KitFS, MemberError
@@ -45,15 +46,25 @@ def description(provenance: Mapping[str, Any]) -> str | None:
     return str(text) if text else None
 
 
-def reader(fs: KitFS, size: int = BYTES_READ) -> Any:
-    """read(path): the first ``size`` bytes of a kit file, as croissant.json's RecordSets read them."""
+def reader(fs: KitFS, size: int, observed: Mapping[str, Observation], changed: list[str]) -> Any:
+    """read(path): the first ``size`` bytes of a kit file, as croissant.json's RecordSets read
+    them, held to the digest the pass read them with (kitbuild.hashing.HEADS). A file whose
+    bytes are not those goes into ``changed`` and reads as none, as one that cannot be read."""
 
     def read(path: str) -> bytes:
+        seen = observed.get(path)
+        if seen is None or seen.error is not None or not seen.sha256:
+            hashed = None
+        else:
+            hashed = seen.sha256 if seen.size <= size else dict(zip(HEADS, seen.heads)).get(size)
         try:
-            with fs.open(path) as stream:
-                return bytes(stream.read(size))
-        except (MemberError, OSError):
-            return b""
+            return fs.read(path, size, hashed, head=True)
+        except MemberError as exc:
+            if exc.kind == "changed":
+                changed.append(path)
+        except OSError:
+            pass
+        return b""
 
     return read
 
@@ -62,20 +73,23 @@ def write_citation(provenance: Mapping[str, Any]) -> bytes | None:
     return citation_cff(provenance)
 
 
-def write_croissant(provenance: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], provenance_entry: Mapping[str, Any], fs: KitFS) -> bytes:
+def write_croissant(provenance: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], provenance_entry: Mapping[str, Any], fs: KitFS, observed: Mapping[str, Observation] = {}, changed: list[str] | None = None) -> bytes:
     """croissant.json for the files ``entries`` lists (every file index.json lists but
     croissant.json itself) and provenance.json."""
-    return b"".join(croissant_pieces(provenance, entries, provenance_entry, fs))
+    return b"".join(croissant_pieces(provenance, entries, provenance_entry, fs, observed, [] if changed is None else changed))
 
 
-def croissant_pieces(provenance: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], provenance_entry: Mapping[str, Any], fs: KitFS, reading: tuple[int, int] = (RECORDS_READ, BYTES_READ)) -> Iterator[bytes]:
+def croissant_pieces(provenance: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], provenance_entry: Mapping[str, Any], fs: KitFS, observed: Mapping[str, Observation], changed: list[str], reading: tuple[int, int] = (RECORDS_READ, BYTES_READ)) -> Iterator[bytes]:
     """croissant.json in pieces; ``reading``: how many records of a tabular file, in how many of
-    its first bytes, its RecordSet reads (:data:`EARLIER_READ` for a kit of 0.3.0's first weeks)."""
+    its first bytes, its RecordSet reads (:data:`EARLIER_READ` for a kit of 0.3.0's first weeks).
+    ``observed``: the pass's observations, whose digests the bytes read are held to (see
+    :func:`reader`); ``changed`` gets each file whose bytes are not those."""
     from kitbuild.pages import built_by
 
     described = [e for e in entries if e["path"] != CROISSANT] + [provenance_entry]
     records, size = reading
-    return croissant_chunks(provenance, described, reader(fs, size), description(provenance), bounded=built_by(provenance) >= BOUNDED_SINCE, records=records)
+    read = reader(fs, size, observed, changed)
+    return croissant_chunks(provenance, described, read, description(provenance), bounded=built_by(provenance) >= BOUNDED_SINCE, records=records)
 
 
 def built_since(provenance: Mapping[str, Any], listed: Mapping[str, Any]) -> bool:
@@ -105,13 +119,17 @@ def check_metadata(fs: KitFS, docs: KitDocs, listed: Mapping[str, Mapping[str, A
         findings += _compare(fs, CITATION, want_cff, on_disk, "CITATION.cff", hashed_by_pass(observed, CITATION))
         lines.append("CITATION.cff written again from provenance.json and compared")
     seen = observed.get(CROISSANT)
+    changed: list[str] = []
     # (Made only when there is a croissant.json to compare: making it reads up to 200 records.)
     if CROISSANT in on_disk and seen is not None and seen.error is None and any(
-        seen.sha256 == _sha256(croissant_pieces(provenance, list(listed.values()), index["provenance"], fs, reading)) for reading in _readings(provenance)
-    ):
-        found = []
+        seen.sha256 == _sha256(croissant_pieces(provenance, list(listed.values()), index["provenance"], fs, observed, changed, reading)) for reading in _readings(provenance)
+    ) or changed:
+        found = []  # (or made from bytes the pass did not hash: the files that changed are the findings)
     else:
-        found = _compare(fs, CROISSANT, write_croissant(provenance, list(listed.values()), index["provenance"], fs), on_disk, "croissant.json", hashed_by_pass(observed, CROISSANT))
+        found = _compare(fs, CROISSANT, write_croissant(provenance, list(listed.values()), index["provenance"], fs, observed, changed), on_disk, "croissant.json", hashed_by_pass(observed, CROISSANT))
+    # A tabular file whose first bytes, read for its RecordSet, are not the ones the pass hashed:
+    # croissant.json is not judged by them (a server that answers twice, a writer on the disk).
+    findings += [Finding("KB605", path, f"changed while the kit was checked: croissant.json's RecordSet for it reads its first bytes, and these are not the bytes hashed when it was first read; check the kit again") for path in dict.fromkeys(changed)]
     findings += found
     if found and CROISSANT in on_disk:
         # The bytes kitbuild writes hold index.json's sha256 and size for each file: a

@@ -39,6 +39,7 @@ from kitbuild.lines import BLOCK_SIZE
 from kitbuild.pairs import json_pairs
 from kitbuild.streamstarts import file_compression
 from kitbuild.tarlayout import Layout, layout_of, scan as layout_scan
+from kitbuild.wordcount import WordCounter
 
 FIRST_READ = 64 << 10
 # A NUL byte in a file's first 8 KiB makes it binary: never rewritten, and searched only for
@@ -97,37 +98,6 @@ class Plan:
         return tuple(WordCounter(needles) if (needles := sorted({f.encode("utf-8") for f in fs if f})) else None for fs in forms)
 
 
-class WordCounter:
-    """Counts occurrences of some strings leftmost-longest and non-overlapping, as a regex
-    alternation of them, longest first, would find them, with no Python work per occurrence (a
-    record may hold several on every line).
-
-    Strings no two occurrences of which can overlap (no string holds another, and none ends with
-    the start of one) are counted with ``bytes.count`` each: 1,100 MB/s over records that print
-    two of them on every line, against 130 for an automaton. Others go to ahocorasick_rs."""
-
-    def __init__(self, needles: list[bytes]) -> None:
-        self.needles = needles
-        # Quadratic in a word's length, as the automaton's DFA is (a kit's 2 MB word: hours): bounded.
-        small = (len(needles) * (longest := max(map(len, needles)))) ** 2 <= 1 << 26
-        self.disjoint = small and not any(
-            (a != b and b in a) or any(a[-k:] == b[:k] for k in range(1, min(len(a), len(b)))) for a in needles for b in needles
-        )
-        nfa = ahocorasick_rs.Implementation.NoncontiguousNFA if longest > 1024 else None
-        self.search = None if self.disjoint else ahocorasick_rs.BytesAhoCorasick(needles, matchkind=ahocorasick_rs.MATCHKIND_LEFTMOST_LONGEST, implementation=nfa)
-
-    def count(self, data: bytes, start: int, hi: int) -> tuple[int, int]:
-        """How many occurrences start in data[start:hi], scanning from ``start``, and where the
-        last of them ends (0 if none, or if no occurrence can overlap the next)."""
-        if self.search is None:
-            return sum(data.count(n, start, hi + len(n) - 1) for n in self.needles), 0
-        matches = self.search.find_matches_as_indexes(memoryview(data)[start:])
-        n = len(matches)
-        while n and matches[n - 1][1] >= hi - start:
-            n -= 1
-        return n, (start + matches[n - 1][2] if n else 0)
-
-
 @dataclass(slots=True)
 class Observation:
     """What one pass learned about one file. Offsets are byte offsets into the file."""
@@ -153,6 +123,8 @@ class Observation:
     pairs_unread: int = 0
     # Records whose pairs a plan without ``pairs`` left to read (see Plan.pairs).
     pairs_pending: int = 0
+    # The sha256 of the file's first kitbuild.hashing.HEADS[i] bytes, for each no longer than it.
+    heads: tuple[str, ...] = ()
 
     @property
     def quiet(self) -> bool:
@@ -163,7 +135,7 @@ class Observation:
         # A worker sends most observations with nothing but a size and a digest: sent without
         # their empty lists and dicts, they are made with shared read-only ones (750 bytes a
         # file down to 350 in the main process, which holds one for each of 100,000 files).
-        return _sent, (self.path, self.size, self.sha256, self.binary, self.error, self.digests or None, self.hidden_digest, self.placeholders if any(self.placeholders) else len(self.placeholders), self.words if any(self.words) else len(self.words), self.leaks or None, self.pairs or None, self.pairs_unread, self.pairs_pending)
+        return _sent, (self.path, self.size, self.sha256, self.binary, self.error, self.digests or None, self.hidden_digest, self.placeholders if any(self.placeholders) else len(self.placeholders), self.words if any(self.words) else len(self.words), self.leaks or None, self.pairs or None, self.pairs_unread, self.pairs_pending, self.heads)
 
 
 class _ReadOnlyList(list):  # type: ignore[type-arg]
@@ -188,14 +160,14 @@ _NO_LIST: Any = _ReadOnlyList()
 _ZEROS: dict[int, Any] = {}
 
 
-def _sent(path: str, size: int, sha256: str, binary: bool, error: str | None, digests: Any, hidden_digest: bool, placeholders: Any, words: Any, leaks: Any, pairs: Any, unread: int, pending: int) -> Observation:
+def _sent(path: str, size: int, sha256: str, binary: bool, error: str | None, digests: Any, hidden_digest: bool, placeholders: Any, words: Any, leaks: Any, pairs: Any, unread: int, pending: int, heads: tuple[str, ...]) -> Observation:
     def zeros(n: int) -> Any:
         return _ZEROS.setdefault(n, _ReadOnlyList([0] * n))
 
     return Observation(
         path, size, sha256, binary, error, _NO_DICT if digests is None else digests, hidden_digest,
         zeros(placeholders) if isinstance(placeholders, int) else placeholders, zeros(words) if isinstance(words, int) else words,
-        _NO_LIST if leaks is None else leaks, _NO_DICT if pairs is None else pairs, unread, pending,
+        _NO_LIST if leaks is None else leaks, _NO_DICT if pairs is None else pairs, unread, pending, heads,
     )
 
 
@@ -307,7 +279,8 @@ class Observer:
             self.obs.leaks.extend(self._unpacked.finish())
         if self._embedded is not None:
             self.obs.leaks.extend(self._embedded.finish())
-        self.obs.sha256 = self._hash.hexdigest() if self._hash is not None else ""
+        if self._hash is not None:
+            self.obs.sha256, self.obs.heads = self._hash.hexdigest(), self._hash.heads
         return self.obs
 
     # -- the window ---------------------------------------------------------------------------

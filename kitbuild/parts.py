@@ -12,10 +12,10 @@ no longer keeps one core busy and the other idle.
 
 from __future__ import annotations
 
-import hashlib
 from typing import NamedTuple
 
 from kitbuild.fileformat import format_of, is_binary
+from kitbuild.hashing import BlockHasher
 from kitbuild.index import WRITTEN
 from kitbuild.kitview import KitFS, MemberError
 from kitbuild.leaks import LeakScanner
@@ -71,11 +71,11 @@ def observe_part(fs: KitFS, plan: Plan, part: Part) -> Observation:
     Raises MemberError or OSError as the reader does."""
     with fs.open(part.path) as stream:
         if part.start < 0:
-            digest, size = hashlib.sha256(), 0
+            digest, size = BlockHasher(), 0
             while block := stream.read(BLOCK_SIZE):
                 digest.update(block)
                 size += len(block)
-            return Observation(part.path, size=size, sha256=digest.hexdigest())
+            return Observation(part.path, size=size, sha256=digest.hexdigest(), heads=digest.heads)
         observer = Observer(part.path, plan)
         first = max(0, part.start - MARGIN)
         stream.seek(first)
@@ -99,7 +99,7 @@ def merge(path: str, observations: list[Observation]) -> Observation:
     if failed:
         return Observation(path, error=failed[0])
     hashed, parts = observations[0], observations[1:]
-    obs = Observation(path, size=hashed.size, sha256=hashed.sha256, placeholders=[0] * len(parts[0].placeholders), words=[0] * len(parts[0].words))
+    obs = Observation(path, size=hashed.size, sha256=hashed.sha256, heads=hashed.heads, placeholders=[0] * len(parts[0].placeholders), words=[0] * len(parts[0].words))
     for part in parts:
         for hexdigest, (count, first) in part.digests.items():
             seen = obs.digests.setdefault(hexdigest, [0, first])

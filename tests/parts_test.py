@@ -4,6 +4,7 @@ same kit the same way with one job or two."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 from pathlib import Path
 from typing import BinaryIO, Iterator
@@ -18,6 +19,7 @@ from observe_test import PLAN, PROPERTY, SMALL_BLOCK, SMALL_SNIFF, files, small_
 from kitbuild import build, parts
 from kitbuild.commands import verify as verify_module
 from kitbuild.commands.verify import verify
+from kitbuild.hashing import HEADS
 from kitbuild.kitfs import FolderKit
 from kitbuild.kitview import KitFS, Member
 from kitbuild.observe import Observation, Plan, observe_stream
@@ -173,3 +175,12 @@ def test_verify_reports_a_kit_cut_into_parts_as_it_does_on_one_job(kit, tmp_path
     assert one.ok is not broken, verify_text(one)
     if broken:
         assert {"KB104", "KB402", "KB501"} <= one.codes(), verify_text(one)
+
+
+def test_a_file_in_parts_has_the_heads_of_the_whole():
+    # The hash job keeps the digests of the file's first bytes, as the whole pass does.
+    text = b"".join(b'{"i": %d, "v": "%s"}\n' % (i, b"x" * (i % 50)) for i in range(40_000))
+    whole = observe_stream("r.ndjson", io.BytesIO(text), PLAN)
+    assert len(text) > HEADS[-1] and whole.heads == tuple(hashlib.sha256(text[:mark]).hexdigest() for mark in HEADS)
+    cuts = [0, text.index(b"\n", len(text) // 3) + 1, text.index(b"\n", 2 * len(text) // 3) + 1]
+    assert in_parts("r.ndjson", text, cuts) == whole

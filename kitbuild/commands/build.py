@@ -457,7 +457,8 @@ def _write_metadata(staging: Path, generated: dict[str, bytes], listed: list[dic
         generated[CITATION] = cff
         added.append(kit_index.entry(CITATION, cff))
     with FolderKit(staging) as fs:
-        added.append(_write_observed(staging, CROISSANT, croissant_pieces(provenance, listed + added, provenance_entry, fs), plan, observed))
+        # (A staged file changed since it was written is the staged kit's checks' to report.)
+        added.append(_write_observed(staging, CROISSANT, croissant_pieces(provenance, listed + added, provenance_entry, fs, observed, []), plan, observed))
     return added
 
 

@@ -136,6 +136,52 @@ def test_a_server_that_serves_a_row_file_one_way_to_the_pass_and_another_to_the_
     assert report.check("completeness").findings == [] and report.exit_code == 1
 
 
+def test_a_server_that_serves_a_tabular_file_one_way_to_the_pass_and_another_to_croissant_is_caught(site: Site, demo_kit: Path, tmp_path: Path) -> None:
+    # croissant.json's RecordSets are made again from the first bytes of each tabular file, read
+    # after the pass. A kit whose croissant.json describes other bytes than the ones it pins (its
+    # fields made from a file whose first record's keys were renamed, index.json pinned again)
+    # must not pass because its server answers the pass with the pinned bytes and later reads
+    # with the described ones.
+    from kitbuild.index import entry, index_bytes
+    from kitbuild.kitfs import FolderKit
+    from kitbuild.metadata import CROISSANT, write_croissant
+    from kitbuild.pages import page_context, render_pages
+
+    served, url = _serve(site, demo_kit)
+    rows = "learned-sparse-2026-11-07/full-s1/fuse/F1h.rows.ndjson"  # read by no figure
+    pinned = (served / rows).read_bytes()
+    described = pinned.replace(b'"qid":', b'"qix":', 1)  # (as long: a server says its length)
+    assert len(pinned) > 64 << 10  # held to the digest of its first 64 KiB, not its whole one
+    described_kit = tmp_path / "described"
+    shutil.copytree(served, described_kit)
+    (described_kit / rows).write_bytes(described)
+    index = orjson.loads((served / "index.json").read_bytes())
+    entries = [e for e in index["files"] if e["path"] != CROISSANT]
+    croissant = write_croissant(orjson.loads((served / "provenance.json").read_bytes()), entries, index["provenance"], FolderKit(described_kit))
+    (served / CROISSANT).write_bytes(croissant)
+    (served / "index.json").write_bytes(index_bytes(index["kit"], [*entries, entry(CROISSANT, croissant)], index["provenance"]))
+    context = page_context(orjson.loads((served / "provenance.json").read_bytes()), orjson.loads((served / "index.json").read_bytes()))
+    for name, page in render_pages(context).items():  # (they print the kit's digest)
+        (served / name).write_bytes(page)
+    asked: list[str] = []
+
+    def first_pinned_then_described(handler: SimpleHTTPRequestHandler) -> None:
+        asked.append(handler.path)
+        data = pinned if len(asked) == 1 else described
+        handler.send_response(200)
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+
+    site.routes[f"/kit/{rows}"] = first_pinned_then_described
+    report = verify(url, jobs=1)
+    assert len(asked) >= 2
+    assert [(f.code, f.path) for f in report.findings] == [("KB605", rows)], [str(f) for f in report.findings]
+    assert "changed while the kit was checked" in report.findings[0].message and report.exit_code == 1
+    # The same kit read from its folder, where the bytes stay put: its croissant.json is stale.
+    assert [(f.code, f.path) for f in verify(served, jobs=1).findings] == [("KB605", CROISSANT)]
+
+
 def test_a_kit_tampered_on_the_server_gives_the_folders_findings(site: Site, small_kit: Path) -> None:
     served, url = _serve(site, small_kit)
     rows = served / "learned-sparse-2026-11-07/full-s1/run/rows.ndjson"
