@@ -31,6 +31,7 @@ import struct
 import zlib
 from typing import Any, Callable, Protocol, cast
 
+from kitbuild.leakbase64 import CONTAINERS
 from kitbuild.leaks import Leak
 from kitbuild.lines import BLOCK_SIZE
 
@@ -55,11 +56,14 @@ _MAGIC = (
 # puts the column first, kitbuild.embedded where its base64 or stream is): the build's advice
 # for such a finding says to decompress it (kitbuild.gate).
 IN_COMPRESSED = re.compile(r"^(?:column [0-9]+: )?(?:in the (?:base64|compressed data) here, )?in its (?:(?:" + "|".join([name for name, _ in _MAGIC if name != "zip"] + ["zlib"]) + r") content|zip member [0-9]+)")
-def compression_of(head: bytes) -> str | None:
-    """The compression a file's first bytes say it is in, or None."""
+def compression_of(head: bytes, containers: bool = False) -> str | None:
+    """The compression a file's first bytes say it is in, or None; with ``containers``, 'pdf' or
+    'png' for those files too (in base64: kitbuild.embedded), whose bytes a layer reads as they are."""
     for name, magics in _MAGIC:
         if head.startswith(magics):
             return name
+    if containers and head.startswith(CONTAINERS):
+        return "pdf" if head.startswith(CONTAINERS[0]) else "png"
     return None
 
 
@@ -190,8 +194,11 @@ class Unpacked:
             self._push = self._reader.push
         else:
             # (PDF's ASCII85 holds a zlib stream: it is the zlib content a reader sees.)
-            content = self._open(f"its {'zlib' if kind == 'ascii85' else kind} content", make_inner)
-            if kind == "zstandard":
+            label = "its PDF file" if kind == "pdf" else "its PNG file" if kind == "png" else f"its {'zlib' if kind == 'ascii85' else kind} content"
+            content = self._open(label, make_inner)
+            if kind in ("pdf", "png"):
+                decode = lambda data, write: write(data)  # noqa: E731 (its streams: its inner pass)
+            elif kind == "zstandard":
                 decode = _zstandard()
             elif kind == "ascii85":
                 self._reader = a85 = _Ascii85()

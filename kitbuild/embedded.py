@@ -160,7 +160,7 @@ class Embedded:
             if len(run.head) < _HEAD:
                 return
             data, run.head = run.head, b""
-            kind = compression_of(data)
+            kind = compression_of(data, containers=True)
             if kind is None:
                 run.other = True
                 return
@@ -174,7 +174,7 @@ class Embedded:
         if len(tail) >= 2:
             self._feed(run, tail + b"=" * (4 - len(tail)))
         if run.layer is None and run.head and not run.other:
-            kind = compression_of(run.head)  # a run shorter than the head
+            kind = compression_of(run.head, containers=True)  # a run shorter than the head
             if kind is not None:
                 run.layer = Unpacked(kind, self.make_inner, self.budget, outermost=self.outermost)
                 run.layer.feed(run.head)

@@ -30,7 +30,7 @@ import base64
 import re
 from typing import Iterable
 
-__all__ = ["COMPRESSED_STARTS", "CONTAINED", "MAGICS", "DOCUMENT_STARTS", "STANDARD", "cores", "decoded_hex_run", "decoded_run", "hex_forms", "starts_run", "wide_cores"]
+__all__ = ["COMPRESSED_STARTS", "CONTAINED", "CONTAINERS", "MAGICS", "DOCUMENT_STARTS", "STANDARD", "cores", "decoded_hex_run", "decoded_run", "hex_forms", "starts_run", "wide_cores"]
 
 # The first letters of base64 of '{"x', '{"1', '{ "', '{\n' and '[{': a JSON document's start;
 # then the letters of those letters in base64 (a JWT in a Kubernetes secret: a document base64'd
@@ -47,7 +47,11 @@ MAGICS = (b"\x1f\x8b\x08", b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd", b"PK\x0
 # no magic of their own (kitbuild.streamstarts.stream_at finds the zlib stream from here). Both
 # are binary files (kitbuild.fileformat.is_binary), and these are looked for in binary data only.
 CONTAINED = (b"stream\r\n", b"stream\n", b"zTXt", b"iTXt")
-COMPRESSED_STARTS = tuple(dict.fromkeys(encode(m)[: len(m) * 8 // 6] for m in MAGICS for encode in (base64.b64encode, base64.urlsafe_b64encode)))
+# The first bytes of a PDF and of a PNG: files whose own structure says where their zlib streams
+# are (kitbuild.streamstarts), found in base64 too (a notebook's output, an attachment in a
+# record) and read through kitbuild.embedded as a compressed run is.
+CONTAINERS = (b"%PDF-", b"\x89PNG\r\n\x1a\n")
+COMPRESSED_STARTS = tuple(dict.fromkeys(encode(m)[: len(m) * 8 // 6] for m in MAGICS + CONTAINERS for encode in (base64.b64encode, base64.urlsafe_b64encode)))
 
 _URL_SAFE = bytes.maketrans(b"+/", b"-_")
 # The URL-safe alphabet read as the standard one (kitbuild.embedded decodes with it too).

@@ -224,3 +224,20 @@ def test_a_path_a_pdf_draws_a_character_at_a_time_is_found(block):
     assert found("page.txt", _drawn("Recall at 10 for BM25")) == []
     # Parentheses and numbers in prose or code are not taken for pieces of one string.
     assert found("notes.txt", b"f(x) 0.5 (y) and see (1) 2 (home/ada)\n") == []
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(["pdf", "png"]), st.booleans(), st.integers(1, 3000))
+def test_a_pdf_or_png_in_base64_is_read_through_its_streams_in_blocks_of_any_size(kind, url_safe, block):
+    # A notebook keeps each figure it drew as base64 (application/pdf, image/png); a figure's
+    # title, labels or metadata are zlib streams inside it.
+    figure = pdf(b"results of /home/ada/runs") if kind == "pdf" else png(b"made from /home/ada/x.json")
+    encode = base64.urlsafe_b64encode if url_safe else base64.b64encode
+    data = b'{"outputs": [{"data": {"application/' + kind.encode() + b'": "' + encode(figure) + b'"}}]}\n'
+    leaks = found("nb.ipynb", data, block)
+    start = data.index(b'": "', 30) + 4
+    assert [(code, offset) for code, offset, _ in leaks] == [("KB501", start)]
+    assert leaks[0][2].startswith(f"in the base64 here, in its {kind.upper()} file at line ")
+    assert leaks[0][2].endswith("in the compressed data here, in its zlib content at line 1, column " + ("36" if kind == "pdf" else "11") + ": a private path (/home/…)")
+    clean = pdf(b"Recall at 10") if kind == "pdf" else png(b"Software: a plotting library")
+    assert found("nb.ipynb", data.replace(encode(figure), encode(clean)), block) == []
