@@ -141,11 +141,12 @@ class LeakScanner:
             # prints its computer's name in capitals, and macOS and Windows paths are case-blind.
             for form, encoding in forms(text):
                 add(form.lower(), _Literal("KB901", what, form.lower(), len(text), name, encoding))
-            # In base64 and hex as written and in lower case: they keep no case to ignore. Not a
-            # name under 5 bytes: 'ada' is 24 bits, which turn up by chance in random base64 or hex
-            # every few MB (an embedded image, a file of digests) and would stop a build for nothing.
+            # In base64 (of UTF-8 and UTF-16) and hex as written and in lower case: they keep no
+            # case to ignore. Not a name under 5 bytes: 'ada' is 24 bits, which turn up by chance in
+            # random base64 or hex every few MB (an embedded image, a file of digests) and would
+            # stop a build for nothing.
             for spelling in dict.fromkeys((text.encode(), text.lower().encode())) if len(text.encode()) >= 5 else ():
-                encoded.update(dict.fromkeys(wide_cores(spelling)))
+                encoded.update(dict.fromkeys(wide_cores(spelling, bits=(16,))))
                 encoded.update(dict.fromkeys(hex_forms(spelling), _HEX))
         for digest, what in digests.items():
             if not re.fullmatch(r"[0-9a-fA-F]{64}", digest):
@@ -290,9 +291,8 @@ class LeakScanner:
         """Findings in base64 and hex (kitbuild.leakbase64): each core found is one on its own, or
         the run around it is decoded, aligned on it, and searched as a view; a finding there is
         placed (by ``raw``, from ``data``) at the letters that hold its first byte. ``starts``
-        gets the start of each run of compressed data. A run may hold base64 in its turn (a JSON
-        config with a base64 field, base64'd; a JWT in a Kubernetes secret): read so down to
-        _NESTED layers, each decoding at most REACH letters of the one above."""
+        gets the start of each run of compressed data. A run may hold base64 in its turn (a JWT
+        in a Kubernetes secret): read so down to _NESTED layers, each of at most REACH letters."""
         raw = raw or same
         tables = self._table(binary=binary, nul=False)
         runs: dict[tuple[int, int, int], bytes] = {}  # (first, length, letters a group: 4, or 2 in hex)
