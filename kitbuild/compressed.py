@@ -371,7 +371,8 @@ class _ZipMembers:
     their local headers in order as the file arrives, with no seeking: each deflated or bzip2
     member is decompressed into a content of its own. A stored member's bytes are the file's
     own, which the raw scan reads already: it gets a content only if it is compressed itself (a
-    .gz stored in a zip). An encrypted member, or one of another method, is passed over (where
+    .gz stored in a zip) or a PDF or PNG, whose zlib streams its pass reads (Python's zipfile
+    stores by default). An encrypted member, or one of another method, is passed over (where
     its header gives its size; else the reading ends there)."""
 
     def __init__(self, open_member: Callable[[int], _Content], close_member: Callable[[_Content], None]) -> None:
@@ -438,7 +439,7 @@ class _ZipMembers:
                 if len(buffer) < min(self.left, 10):
                     return False
                 self.stored = False
-                if compression_of(bytes(buffer[: min(self.left, 10)])) is not None:
+                if compression_of(bytes(buffer[: min(self.left, 10)]), containers=True) is not None:
                     self.content = self.open_member(self.count)
             take = min(self.left, len(buffer))
             chunk = bytes(buffer[:take])

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
 import random
 import struct
 import time
+import zipfile
 import zlib
 
 import pytest
@@ -241,3 +243,18 @@ def test_a_pdf_or_png_in_base64_is_read_through_its_streams_in_blocks_of_any_siz
     assert leaks[0][2].endswith("in the compressed data here, in its zlib content at line 1, column " + ("36" if kind == "pdf" else "11") + ": a private path (/home/…)")
     clean = pdf(b"Recall at 10") if kind == "pdf" else png(b"Software: a plotting library")
     assert found("nb.ipynb", data.replace(encode(figure), encode(clean)), block) == []
+
+
+@pytest.mark.parametrize("method", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED], ids=["stored", "deflated"])
+@pytest.mark.parametrize("kind", ["pdf", "png"])
+def test_a_pdf_or_png_in_a_zip_is_read_through_its_streams(kind, method):
+    # Python's zipfile stores members as they are unless told otherwise: a zip of figures then
+    # holds each one's bytes, whose zlib streams the zip's raw scan does not follow.
+    figure = pdf(b"results of /home/ada/runs") if kind == "pdf" else png(b"made from /home/ada/x.json")
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", method) as archive:
+        archive.writestr("notes.txt", b"figures for the paper\n")
+        archive.writestr(f"fig.{kind}", figure)
+    leaks = found("figures.zip", out.getvalue())
+    assert [code for code, _, _ in leaks] == ["KB501"]
+    assert leaks[0][2].startswith("in its zip member 2 at line ") and "in its zlib content at line 1" in leaks[0][2]
