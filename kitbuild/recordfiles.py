@@ -26,10 +26,11 @@ __all__ = ["ZLIB_ROWS", "RecordsLayout", "is_records"]
 # Files of records that store their rows in zlib streams with no magic of their own: an HDF5
 # file's chunks (its deflate filter), a git pack's objects (a commit's author, a file deleted
 # long ago). The magic bytes of other files of records: SQLite, parquet, Arrow and Feather v2,
-# NumPy, Avro, ORC, a pickle of protocol 2 to 5, an OLE2 compound file (a .xls or .doc), and
-# what a git object holds decompressed (its type, its size and a NUL, then a commit's author).
+# NumPy, Avro, ORC, a pickle of protocol 2 to 5, an OLE2 compound file (a .xls or .doc), what a
+# git object holds decompressed (its type, its size and a NUL, then a commit's author), and a PDF
+# and a PNG, whose metadata (a PDF's /Author and XMP, a PNG's tEXt chunks) is plain text too.
 ZLIB_ROWS = (b"\x89HDF\r\n\x1a\n", b"PACK\0\0\0\2", b"PACK\0\0\0\3")
-_MAGICS = ZLIB_ROWS + (b"SQLite format 3\0", b"PAR1", b"ARROW1", b"\x93NUMPY", b"Obj\x01", b"ORC", b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", b"commit ", b"tag ", b"tree ", b"blob ")
+_MAGICS = ZLIB_ROWS + (b"SQLite format 3\0", b"PAR1", b"ARROW1", b"\x93NUMPY", b"Obj\x01", b"ORC", b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", b"commit ", b"tag ", b"tree ", b"blob ", b"%PDF-", b"\x89PNG\r\n\x1a\n")
 # Generic top-level domains and the country codes researchers' addresses use most. Every
 # two-letter code added makes a chance match a little likelier (see the module's note).
 _TLDS = (

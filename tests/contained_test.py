@@ -258,3 +258,21 @@ def test_a_pdf_or_png_in_a_zip_is_read_through_its_streams(kind, method):
     leaks = found("figures.zip", out.getvalue())
     assert [code for code, _, _ in leaks] == ["KB501"]
     assert leaks[0][2].startswith("in its zip member 2 at line ") and "in its zlib content at line 1" in leaks[0][2]
+
+
+@pytest.mark.parametrize("kind", ["pdf", "png"])
+def test_an_e_mail_in_a_figures_own_metadata_is_found(kind):
+    # A PDF's info dictionary and a PNG's tEXt chunks are plain text in a binary file: searched
+    # for the addresses chance does not make, as a file of records is (kitbuild.recordfiles).
+    def chunk(name: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + name + data + struct.pack(">I", zlib.crc32(name + data))
+
+    def figure(author: bytes) -> bytes:
+        if kind == "pdf":
+            return pdf(b"Recall at 10").replace(b"trailer\n", b"5 0 obj\n<< /Author (" + author + b") >>\nendobj\ntrailer\n")
+        image = png(b"Software: a plotting library")
+        return image[:-12] + chunk(b"tEXt", b"Author\0" + author) + image[-12:]
+
+    data = figure(b"Ada Lovelace <ada@lab.example.org>")
+    assert found(f"fig.{kind}", data) == [("KB502", data.index(b"ada@"), "an e-mail address")]
+    assert found(f"fig.{kind}", figure(b"Ada Lovelace")) == []
