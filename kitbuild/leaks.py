@@ -24,7 +24,8 @@ in any case of their ASCII letters.
 The generic shapes and their anchors live in :mod:`kitbuild.shapes`; the encodings and the
 decoded views in :mod:`kitbuild.leakviews`, base64 in :mod:`kitbuild.leakbase64`, the one
 hyperscan pass in :mod:`kitbuild.leakpass`, which escapes in binary data need a view in
-:mod:`kitbuild.leaksieve`. This module holds the scanner that runs them. Why each library:
+:mod:`kitbuild.leaksieve`, what a scan found in :mod:`kitbuild.leakfound`. This module holds the
+scanner that runs them. Why each library:
 docs/performance.md.
 """
 
@@ -40,19 +41,11 @@ from kitbuild.allowlist import AllowForms
 from kitbuild.leakbase64 import COMPRESSED_STARTS, CONTAINED, DOCUMENT_STARTS, MAGICS, cores, decoded_hex_run, decoded_run, hex_forms, starts_run, wide_cores
 from kitbuild.leakpass import Pass, automaton, compiled
 from kitbuild.leaksieve import sieve
-from kitbuild.leakviews import ESCAPES, REACH, wide_stretches, UTF8, WIDE, WIDE_BE, WIDE_LE, Encoding, char, forms, same, through, views
+from kitbuild.leakfound import Found as _Found, Leak, settle as _settle
+from kitbuild.leakviews import ESCAPES, REACH, slashes_near, wide_stretches, UTF8, WIDE, WIDE_BE, WIDE_LE, Encoding, char, forms, same, through, views
 from kitbuild.shapes import ANCHORS, EMAIL, EMAIL_AT, ENCODED_ANCHORS, FOLD_AFTER, FOLD_BEFORE, LOCAL_CHARS, Shape, absolute_through_dots, after_length_byte, after_terminal_code, letter_before, match_start, name_bounded
 
 __all__ = ["Leak", "LeakScanner"]
-
-
-@dataclass(frozen=True, slots=True)
-class Leak:
-    """Private text at ``offset`` of the scanned data: ``code`` and ``what`` kind of thing, never the text."""
-
-    code: str
-    offset: int
-    what: str
 
 
 # -- literals ----------------------------------------------------------------------------------
@@ -100,9 +93,6 @@ _COMPRESSED = "compressed data's start"
 _STREAM = "a compressed stream's start"
 _HEX = "hex digits"
 
-# (code, raw offset, length, what, encoding, allowed) of a finding before it is settled (an
-# allowed one is kept until then, for the mirror rule: see _settle)
-_Found = tuple[str, int, int, str, Encoding, bool]
 
 
 class LeakScanner:
@@ -286,6 +276,8 @@ class LeakScanner:
                     encoded = self._scan_text(view.text, start, end, place, binary, found)[2]
                     if encoded and base64:
                         self._scan_base64(view.text, encoded, binary, found, place)
+                if (slashes := slashes_near(view, pattern)) is not None:  # (its extra slashes, read too)
+                    self._scan_views(view.text, slashes, place, binary, found, base64=False)
 
     def _scan_base64(self, data: bytes, hits: list[tuple[int, int]], binary: bool, found: list[_Found], raw: Callable[[int], int] | None = None, starts: list[int] | None = None, depth: int = 0) -> None:
         """Findings in base64 and hex (kitbuild.leakbase64): each core found is one on its own, or
@@ -468,33 +460,3 @@ class LeakScanner:
 # Up to this many literals, the fast pass is hyperscan's (4,400 MB/s over random bytes against
 # 183 for the DFA); past them its compile time (2.4 s for 20,000) is not (docs/performance.md).
 _HYPERSCAN_LITERALS = 5000
-
-
-def _settle(found: list[_Found], lo: int, hi: int) -> list[Leak]:
-    """One finding per code and raw offset, those starting in [lo, hi), in order.
-
-    UTF-16 (UTF-32) text of characters below U+0100 reads as the same text in the other byte
-    order one (three) bytes earlier, and nothing near it tells which is meant. Little-endian is
-    what nearly every tool writes (Windows, PowerShell, .NET), so where both readings find the
-    same thing the big-endian one is dropped: little-endian text gets its exact offset, and
-    big-endian text that can be read both ways one a byte (three bytes) late. An allowed
-    little-endian reading still drops a big-endian one it overlaps, which may read less of it
-    (at the text's start, 'ci@x.org' after a byte-order mark reads 'i@x.org' the other way).
-    """
-    little: dict[tuple[str, int], list[tuple[int, int]]] = {}
-    for code, offset, length, _, encoding, _ in found:
-        if encoding.mirror and not encoding.big:
-            little.setdefault((code, encoding.unit), []).append((offset, offset + length * encoding.unit))
-    best: dict[tuple[str, int], tuple[int, str]] = {}
-    for code, offset, length, what, encoding, allowed in found:
-        if allowed or not lo <= offset < hi:
-            continue
-        at = offset + encoding.mirror
-        if encoding.big and any(a < at + length * encoding.unit and at < b for a, b in little.get((code, encoding.unit), ())):
-            continue
-        # Two findings of one code at one offset: the longest says most ('gpu07.lab.example.org'
-        # rather than 'gpu07'), then the first description, so the choice is the same every time.
-        key = (code, offset)
-        if key not in best or (-length, what) < (-best[key][0], best[key][1]):
-            best[key] = (length, what)
-    return [Leak(code, offset, what) for (code, offset), (_, what) in sorted(best.items(), key=lambda kv: (kv[0][1], kv[0][0]))]

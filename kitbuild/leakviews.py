@@ -19,7 +19,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-__all__ = ["ESCAPE_FINDS", "ESCAPES", "LONGEST_ESCAPE", "REACH", "WIDE_ESCAPE_FINDS", "end_escape", "wide_stretches", "UTF8", "WIDE", "WIDE_BE", "WIDE_LE", "Encoding", "View", "char", "forms", "same", "stretches", "through", "views"]
+__all__ = ["ESCAPE_FINDS", "ESCAPES", "slashes_near", "LONGEST_ESCAPE", "REACH", "WIDE_ESCAPE_FINDS", "end_escape", "wide_stretches", "UTF8", "WIDE", "WIDE_BE", "WIDE_LE", "Encoding", "View", "char", "forms", "same", "stretches", "through", "views"]
 
 
 # -- encodings ---------------------------------------------------------------------------------
@@ -319,6 +319,17 @@ def _unwrap(m: re.Match[bytes]) -> bytes:
 # path the config names is found whatever slashes join its parts. Only after a path's character:
 # not a URL's '//' (after ':'), nor a '// comment' (after a space).
 _SLASHES = re.compile(rb"(?<=[A-Za-z0-9_.~-])/+(?=/)|/\.(?=/)")
+
+
+def slashes_near(view: View, kind: re.Pattern[bytes]) -> list[list[tuple[int, int]]] | None:
+    """Where a view of another ``kind`` holds a path's extra slashes near what it decoded, as spans
+    per kind of ESCAPES (those of the slashes' own kind): '\\/\\/' decoded is '//', and a path
+    may hold both ('//home/jos\\u00e9'). None where it holds none."""
+    if kind is _SLASHES or (b"//" not in view.text and b"/./" not in view.text):
+        return None
+    near = view.near_escapes()
+    spans = [m.span() for m in _SLASHES.finditer(view.text) if any(a <= m.start() < b for a, b in near)]
+    return [spans if pattern is _SLASHES else [] for pattern, _ in ESCAPES] if spans else None
 
 
 # A PDF page draws a string a few characters at a time, each piece moved by a kerning number:

@@ -155,6 +155,25 @@ def test_a_private_path_with_extra_slashes_or_dot_parts_is_found(spelling):
     assert [leak.code for leak in scanner.scan(f"root: {spelling}\n".encode(), binary=False)] == ["KB901"]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"root": "//opt/bench//jos\\u00e9/x"}',  # json.dumps writes a non-ASCII letter so
+        '{"root": "\\/opt\\/bench\\/\\/jos\\u00e9"}',  # (PHP's encoder: every '/' as '\/')
+        "root=/opt/./bench/jos%C3%A9/x",
+        "root: /opt/bench//jos&#233;/x",
+    ],
+    ids=["JSON escape", "JSON escaped slashes", "percent-encoded", "HTML reference"],
+)
+def test_a_private_path_with_extra_slashes_and_an_escape_is_found(text):
+    # Each is one decoding away from the other: the view of an escape is read for its slashes too.
+    from kitbuild.leaks import LeakScanner
+
+    scanner = LeakScanner({"/opt/bench/josé": "the private path of sources[0] (josé)"})
+    assert [leak.code for leak in scanner.scan(f"{text}\n".encode(), binary=False)] == ["KB901"]
+    assert [leak.code for leak in scanner.scan(f"{text}\n".replace("jos", "jon").encode(), binary=False)] == []
+
+
 @pytest.mark.parametrize("text", ["see https://example.org//opt/bench/x", "x = 1 // /opt/bench comment", "/opt/bench/../lme"])
 def test_a_urls_or_a_comments_slashes_join_no_private_path(text):
     from kitbuild.leaks import LeakScanner
