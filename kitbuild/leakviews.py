@@ -148,34 +148,46 @@ class View:
         self._raw: list[int] = []  # and in the raw data
         self._length: list[int] = []
         self._raw_length: list[int] = []
+        # (Bound once: text with an escape every few bytes, as json.dumps writes Chinese, makes
+        # this loop the scan's hot spot; an escape's decoding is looked up once a view.)
+        piece, at_, raw_, length_, raw_length_ = pieces.append, self._at.append, self._raw.append, self._length.append, self._raw_length.append
+        decoded_as: dict[bytes, bytes] = {}
         done, at = first, 0
         for m in escapes.finditer(data, first, last) if spans is None else _at_spans(data, spans, escapes, last):
             start, end = m.span()
-            decoded = decode(m)
-            pieces.append(data[done:start])
+            key = m.group()
+            decoded = decoded_as.get(key)
+            if decoded is None:
+                decoded = decoded_as[key] = decode(m)
+            piece(data[done:start])
             at += start - done
-            self._at.append(at)
-            self._raw.append(start)
-            self._length.append(len(decoded))
-            self._raw_length.append(end - start)
-            pieces.append(decoded)
+            at_(at)
+            raw_(start)
+            length_(len(decoded))
+            raw_length_(end - start)
+            piece(decoded)
             at += len(decoded)
             done = end
-        pieces.append(data[done:last])
+        piece(data[done:last])
         self.text = b"".join(pieces)
 
     def near_escapes(self) -> list[tuple[int, int]]:
         """The stretches of the view where a finding can differ from the raw text's: those
         within _SPAN of a decoded escape. Only these are searched; the rest of the view is
         there as context, for the lookbehinds, boundaries and allow strings."""
-        stretches: list[list[int]] = []
+        found: list[tuple[int, int]] = []
+        size, first, last = len(self.text), 0, -1
         for at, length in zip(self._at, self._length):
-            first, last = max(0, at - _SPAN), min(len(self.text), at + length + _SPAN)
-            if stretches and first <= stretches[-1][1]:
-                stretches[-1][1] = last
-            else:
-                stretches.append([first, last])
-        return [(first, last) for first, last in stretches]
+            if last < 0 or at - _SPAN > last:  # (neither max nor min: a call each, for every escape)
+                if last >= 0:
+                    found.append((first, last))
+                first = at - _SPAN if at > _SPAN else 0
+            last = at + length + _SPAN
+            if last > size:
+                last = size
+        if last >= 0:
+            found.append((first, last))
+        return found
 
     def raw(self, at: int) -> int:
         """The raw offset of view byte ``at``: a decoded character maps to its escape's start."""
@@ -205,13 +217,20 @@ def views(data: bytes, spans: Iterable[tuple[int, int]], escapes: re.Pattern[byt
 def stretches(data: bytes, spans: Iterable[tuple[int, int]]) -> list[tuple[int, int, list[tuple[int, int]]]]:
     """(first, last, its spans) of the stretch of ``data`` each view of :func:`views` reads."""
     found: list[list[Any]] = []
-    for start, end in spans:
-        first, last = max(0, start - 2 * REACH), min(len(data), end + 2 * REACH)
-        if found and first <= found[-1][1]:
-            found[-1][1] = max(found[-1][1], last)
-            found[-1][2].append((start, end))
+    size, reach = len(data), 2 * REACH
+    current: list[Any] | None = None
+    for span in spans:
+        start, end = span
+        last = end + reach
+        if last > size:
+            last = size
+        if current is not None and start - reach <= current[1]:
+            if last > current[1]:
+                current[1] = last
+            current[2].append(span)
         else:
-            found.append([first, last, [(start, end)]])
+            current = [start - reach if start > reach else 0, last, [span]]
+            found.append(current)
     return [(first, last, inside) for first, last, inside in found]
 
 
@@ -233,9 +252,9 @@ def _at_spans(data: bytes, spans: Iterable[tuple[int, int]], escapes: re.Pattern
     it (a later one is its own span's) and reaches far enough past it for the longest escape,
     a surrogate pair. (Searching a whole stretch of 16 KiB with ``re`` for the one escape in it
     took half the time of a scan of random bytes.)"""
-    done = 0
+    done, search = 0, escapes.search
     for start, end in spans:
-        m = escapes.search(data, max(start, done), min(last, end + LONGEST_ESCAPE))
+        m = search(data, start if start > done else done, end + LONGEST_ESCAPE if end + LONGEST_ESCAPE < last else last)
         if m is not None and m.start() < end:
             done = m.end()
             yield m
