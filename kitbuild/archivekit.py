@@ -416,6 +416,8 @@ class ZipKit(_ArchiveKit):
         for raw in raws:
             if raw.kind == FILE and raw.code is None and raw.locator.filename in reasons:
                 raw.code, raw.reason = "KB111", reasons[raw.locator.filename]
+            elif raw.kind == DIR and raw.locator.filename in reasons:  # (a folder is never read: said of the archive)
+                self._findings.append(Finding("KB111", self.name, f"holds the folder entry {raw.locator.filename!r}, which {reasons[raw.locator.filename]}"))
         if gaps:
             offset, length = gaps[0]
             more = f" (and {len(gaps) - 1:,} more such stretches)" if len(gaps) > 1 else ""

@@ -69,9 +69,12 @@ def local_mismatches(stream: BinaryIO, infos: Sequence[ZipInfo], start_dir: int)
         flags, method, crc, csize, usize, names, extra = struct.unpack_from("<2H4x3I2H", header, 6)
         end = info.header_offset + _LOCAL_SIZE + names + extra + info.compress_size
         described = bool(flags & _DESCRIBED)
+        # (zipfile compares a file's names when it opens it, but never a folder's, which it does not open.)
+        name = info.orig_filename.encode("utf-8" if info.flag_bits & _UTF8 else "cp437", "surrogateescape")
         differs = [
             what
             for what, local, central in (
+                ("name", stream.read(names), name),
                 ("compression method", method, info.compress_type),
                 ("flags", flags & ~_DESCRIBED & 0xFF, info.flag_bits & ~_DESCRIBED & 0xFF),
             )
@@ -85,7 +88,7 @@ def local_mismatches(stream: BinaryIO, infos: Sequence[ZipInfo], start_dir: int)
                 if local != central and (what == "CRC" or local != _ZIP64)
             ]
         if differs:
-            reasons[info.filename] = f"has a local header whose {', '.join(differs)} differ from its central directory entry (a streaming reader would read it otherwise); it is never read"
+            reasons[info.filename] = f"has a local header whose {', '.join(differs)} {'differs' if len(differs) == 1 else 'differ'} from its central directory entry (a streaming reader would read it otherwise); it is never read"
         if described:
             end += _descriptor_size(stream, end, zip64=info.compress_size >= _ZIP64 or info.file_size >= _ZIP64)
         spans.append((info.header_offset, end))

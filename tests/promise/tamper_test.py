@@ -647,11 +647,23 @@ def _local_field(offset: int, value: int) -> Callable[[bytes, str], bytes]:
     return change
 
 
+def _local_folder_name(data: bytes, top: str) -> bytes:
+    """A folder entry's local header naming another folder: zipfile never opens a folder, so it
+    never compares the two names; a streaming reader makes the other folder."""
+    out = bytearray(data)
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        info = next(i for i in z.infolist() if i.is_dir() and i.filename != f"{top}/")
+    at = info.header_offset + 30 + len(info.filename) - 2  # its last letter, before the '/'
+    out[at] = ord("x") if out[at] != ord("x") else ord("y")
+    return bytes(out)
+
+
 ZIP_CHANGES: dict[str, Callable[[bytes, str], bytes]] = {
     "a local entry the central directory does not name": _hidden_local_entry,
     "bytes after the end-of-central-directory record": lambda data, top: data + b"trailing",
     "a local header's CRC changed": _local_field(14, 0xDEADBEEF),
     "a local header's method changed to stored": _local_field(8, 0),
+    "a local header's folder name changed": _local_folder_name,
 }
 
 
