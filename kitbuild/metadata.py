@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 from kitbuild import index as kit_index
 from kitbuild.citation import CITATION, citation_cff
 from kitbuild.croissant import BOUNDED_SINCE, BYTES_READ, CROISSANT, EARLIER_READ, RECORDS_READ, croissant_chunks
-from kitbuild.hashing import HEADS
 from kitbuild.findings import Finding
+from kitbuild.hashing import HEADS
 from kitbuild.kitdocs import KitDocs, first_difference
 from kitbuild.kitfs import KitFS, MemberError
 
