@@ -75,11 +75,12 @@ def cores(needle: bytes) -> Iterable[bytes]:
     return dict.fromkeys(found)
 
 
-def wide_cores(needle: bytes, bits: tuple[int, ...] = (16, 32)) -> Iterable[bytes]:
-    """The cores of ``needle`` (UTF-8) and of its UTF-16 and UTF-32 (``bits``) in either byte
-    order: PowerShell's -EncodedCommand is base64 of UTF-16LE, and Java writes UTF-16 big-endian."""
+def wide_cores(needle: bytes) -> Iterable[bytes]:
+    """The cores of ``needle`` (UTF-8) and of its UTF-16 in either byte order: PowerShell's
+    -EncodedCommand is base64 of UTF-16LE, and Java writes UTF-16 big-endian. (Not of UTF-32,
+    which no tool writes base64 of: its long cores doubled the memory of a scanner's tables.)"""
     text = needle.decode("utf-8")
-    forms = (needle, *(text.encode(f"utf-{n}-{order}") for n in bits for order in ("le", "be")))
+    forms = (needle, text.encode("utf-16-le"), text.encode("utf-16-be"))
     return dict.fromkeys(core for form in forms for core in cores(form))
 
 
