@@ -89,6 +89,23 @@ def _serve(site: Site, kit: Path, name: str = "kit") -> tuple[Path, str]:
     return site.root / name, f"{site.url}{name}/"
 
 
+def _two_faced(site: Site, path: str, first: bytes, later: bytes) -> list[str]:
+    """``path`` answers its first request with ``first`` and every later one with ``later``
+    (as long as it, or the reader refuses it for its length); the requests are kept in the list."""
+    asked: list[str] = []
+
+    def answer(handler: SimpleHTTPRequestHandler) -> None:
+        asked.append(handler.path)
+        data = first if len(asked) == 1 else later
+        handler.send_response(200)
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+
+    site.routes[path] = answer
+    return asked
+
+
 def test_the_demo_kit_over_http_reports_what_its_folder_reports(site: Site, demo_kit: Path) -> None:
     served, url = _serve(site, demo_kit)
     progress = CountingProgress()
@@ -114,20 +131,8 @@ def test_a_server_that_serves_a_row_file_one_way_to_the_pass_and_another_to_the_
     # other figures must not get those figures recounted from what it sent second.
     served, url = _serve(site, demo_kit)
     rows = "longmemeval-2026-10/a0/run/rows.ndjson"
-    other = (served / rows).read_bytes().replace(b'"all@5":0', b'"all@5":1', 1)
-    asked: list[str] = []
-
-    def first_true_then_other(handler: SimpleHTTPRequestHandler) -> None:
-        asked.append(handler.path)
-        if len(asked) == 1:
-            SimpleHTTPRequestHandler.do_GET(handler)
-            return
-        handler.send_response(200)
-        handler.send_header("Content-Length", str(len(other)))
-        handler.end_headers()
-        handler.wfile.write(other)
-
-    site.routes[f"/kit/{rows}"] = first_true_then_other
+    true = (served / rows).read_bytes()
+    asked = _two_faced(site, f"/kit/{rows}", true, true.replace(b'"all@5":0', b'"all@5":1', 1))
     report = verify(url, jobs=1)
     assert len(asked) >= 2
     figures = report.check("figures").findings
@@ -163,17 +168,7 @@ def test_a_server_that_serves_a_tabular_file_one_way_to_the_pass_and_another_to_
     context = page_context(orjson.loads((served / "provenance.json").read_bytes()), orjson.loads((served / "index.json").read_bytes()))
     for name, page in render_pages(context).items():  # (they print the kit's digest)
         (served / name).write_bytes(page)
-    asked: list[str] = []
-
-    def first_pinned_then_described(handler: SimpleHTTPRequestHandler) -> None:
-        asked.append(handler.path)
-        data = pinned if len(asked) == 1 else described
-        handler.send_response(200)
-        handler.send_header("Content-Length", str(len(data)))
-        handler.end_headers()
-        handler.wfile.write(data)
-
-    site.routes[f"/kit/{rows}"] = first_pinned_then_described
+    asked = _two_faced(site, f"/kit/{rows}", pinned, described)
     report = verify(url, jobs=1)
     assert len(asked) >= 2
     assert [(f.code, f.path) for f in report.findings] == [("KB605", rows)], [str(f) for f in report.findings]
