@@ -94,7 +94,6 @@ _STREAM = "a compressed stream's start"
 _HEX = "hex digits"
 
 
-
 class LeakScanner:
     """Finds private text in bytes: the same function for ``build`` and for ``verify``.
 
