@@ -5,10 +5,11 @@ A record may hold a file inside it: ``"log": "H4sIAAAA…"`` (gzip, then base64,
 Helm release stores a blob), a zip or a ``.zst`` dump in a data URI. ``base64 -d | zcat`` shows
 the text at once, and neither the raw scan nor the base64 scan (kitbuild.leakbase64, which looks
 for what it wants encoded) can see inside. So a run of base64 letters that starts as the
-encoding of a compressed format's magic bytes does (:data:`kitbuild.leakbase64.COMPRESSED_STARTS`,
-found in the leak scanner's one pass) is decoded as the file is read, window after window, and
-what it holds goes through the same decompression and the same inner pass as a compressed
-file's (kitbuild.compressed), with the same bounds.
+encoding of a compressed format's magic bytes does, or a PDF's or a PNG's (a notebook's figure,
+whose zlib streams hold its text: :data:`kitbuild.leakbase64.COMPRESSED_STARTS`, found in the
+leak scanner's one pass) is decoded as the file is read, window after window, and what it holds
+goes through the same decompression and the same inner pass as a compressed file's
+(kitbuild.compressed), with the same bounds.
 
 A finding there is placed at the run's first letter and says where in the decompressed text it
 lies: ``in the base64 here, in its gzip content at line 3, column 9: a private path (/home/…)``.
