@@ -677,6 +677,15 @@ def test_a_secret_in_base64_is_found_wherever_it_starts_and_placed_at_its_letter
     assert (CODES_OF[secret], placed) in found, (found, plain)
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from([PATH, HOST, SHORT]), st.binary(max_size=20), st.sampled_from(["utf-8", "utf-16-le"]))
+def test_a_private_string_in_capitals_is_found_in_base64(secret, before, encoding):
+    # Windows prints its computer's name in capitals; a log of it base64'd hides them from the raw scan.
+    letters = base64.b64encode(before + " ".encode(encoding) + secret.upper().encode(encoding) + " \n".encode(encoding))
+    found = [leak.code for leak in BUILD.scan(b'{"log": "' + letters + b'"}\n', binary=False)]
+    assert "KB901" in found, (found, before)
+
+
 # How base64 is wrapped over lines: GNU base64 and MIME (76 letters), PEM and openssl (64), a
 # YAML block (indented), a JSON string ('\\n'), with either line end.
 WRAPS = {"76 LF": (76, b"\n"), "64 CRLF": (64, b"\r\n"), "60, indented": (60, b"\n    "), "40, JSON \\n": (40, b"\\n"), "57, JSON \\r\\n": (57, b"\\r\\n")}
