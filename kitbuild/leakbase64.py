@@ -29,8 +29,9 @@ from __future__ import annotations
 import base64
 import re
 from typing import Iterable
+from urllib.parse import quote
 
-__all__ = ["COMPRESSED_STARTS", "CONTAINED", "CONTAINERS", "MAGICS", "DOCUMENT_STARTS", "STANDARD", "cores", "decoded_hex_run", "decoded_run", "hex_forms", "starts_run", "wide_cores"]
+__all__ = ["COMPRESSED_STARTS", "CONTAINED", "CONTAINERS", "MAGICS", "DOCUMENT_STARTS", "STANDARD", "cores", "decoded_hex_run", "decoded_run", "hex_forms", "percent_forms", "starts_run", "wide_cores"]
 
 # The first letters of base64 of '{"x', '{"1', '{ "', '{\n' and '[{': a JSON document's start;
 # then the letters of those letters in base64 (a JWT in a Kubernetes secret: a document base64'd
@@ -116,6 +117,13 @@ def hex_forms(needle: bytes) -> tuple[bytes, ...]:
     """``needle`` in hex digits, as ``bytes.hex()`` and ``xxd -p`` print it and in capitals
     (as most other tools do): a byte is two digits wherever it starts, so no alignment to try."""
     return (needle.hex().encode(), needle.hex().upper().encode())
+
+
+def percent_forms(text: str) -> tuple[bytes, ...]:
+    """``text`` percent-encoded as a URL's path (its '/' kept) and as one of its parts (each '/'
+    as '%2F'), as written and lower-cased: those that differ from it."""
+    forms = dict.fromkeys(quote(spelling, safe=safe).encode() for spelling in (text, text.lower()) for safe in ("/", ""))
+    return tuple(form for form in forms if b"%" in form)
 
 
 def decoded_hex_run(data: bytes, start: int, reach: int) -> tuple[int, bytes]:

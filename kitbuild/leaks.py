@@ -38,7 +38,7 @@ from typing import Callable, ClassVar, Mapping, Sequence
 import ahocorasick_rs
 
 from kitbuild.allowlist import AllowForms
-from kitbuild.leakbase64 import COMPRESSED_STARTS, CONTAINED, DOCUMENT_STARTS, MAGICS, cores, decoded_hex_run, decoded_run, hex_forms, starts_run, wide_cores
+from kitbuild.leakbase64 import COMPRESSED_STARTS, CONTAINED, DOCUMENT_STARTS, MAGICS, cores, decoded_hex_run, decoded_run, hex_forms, percent_forms, starts_run, wide_cores
 from kitbuild.leakpass import Pass, automaton, compiled
 from kitbuild.leaksieve import sieve
 from kitbuild.leakfound import Found as _Found, Leak, settle as _settle
@@ -137,6 +137,10 @@ class LeakScanner:
             for spelling in dict.fromkeys((text.encode(), text.lower().encode(), text.upper().encode())) if len(text.encode()) >= 5 else ():
                 encoded.update(dict.fromkeys(wide_cores(spelling)))
                 encoded.update(dict.fromkeys(hex_forms(spelling), _HEX))
+            # Percent-encoded, then base64'd (a URL in a JWT or a cookie): the base64 of '%2Fopt'
+            # shows nothing of '/opt'. (A host name has nothing to encode: no more patterns.)
+            for spelling in dict.fromkeys(percent_forms(text)) if len(text.encode()) >= 5 else ():
+                encoded.update(dict.fromkeys(cores(spelling)))
         for digest, what in digests.items():
             if not re.fullmatch(r"[0-9a-fA-F]{64}", digest):
                 errors.append(f"a withheld digest is not 64 hex digits: {what}")
@@ -211,6 +215,7 @@ class LeakScanner:
             for core in (cores(anchor) if binary else wide_cores(anchor))
         }
         encoded.update((form, _HEX) for anchor in ANCHORS if len(anchor) >= 5 and not anchor.isupper() and b"\\\\" not in anchor and not binary for form in hex_forms(anchor))
+        encoded.update((core, None) for anchor in ANCHORS if b"/" in anchor and not anchor.isupper() and not binary for form in percent_forms(anchor.decode()) for core in cores(form))
         encoded.update(self._encoded)
         encoded.update((start, _DOCUMENT) for start in DOCUMENT_STARTS if not binary)
         encoded.update((start, _COMPRESSED) for start in COMPRESSED_STARTS if not binary)

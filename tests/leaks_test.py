@@ -686,6 +686,15 @@ def test_a_private_string_in_capitals_is_found_in_base64(secret, before, encodin
     assert "KB901" in found, (found, before)
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(["/scratch/u7/runs/lme/x.json", "/home/ada/x", "/Users/ada/x", "/srv/data/q"]), st.binary(max_size=20), st.sampled_from(["", "/"]))
+def test_a_path_percent_encoded_is_found_in_base64(path, before, safe):
+    # A URL in a JWT or a cookie: base64 of '%2Fscratch...' shows neither the path nor its mount.
+    letters = base64.b64encode(before + b"next=" + quote(path, safe=safe).encode() + b"&a=1")
+    codes = [leak.code for leak in BUILD.scan(b'{"state": "' + letters + b'"}\n', binary=False)]
+    assert ("KB901" if path.startswith(PATH) else "KB501") in codes, (codes, before)
+
+
 # How base64 is wrapped over lines: GNU base64 and MIME (76 letters), PEM and openssl (64), a
 # YAML block (indented), a JSON string ('\\n'), with either line end.
 WRAPS = {"76 LF": (76, b"\n"), "64 CRLF": (64, b"\r\n"), "60, indented": (60, b"\n    "), "40, JSON \\n": (40, b"\\n"), "57, JSON \\r\\n": (57, b"\\r\\n")}
