@@ -130,13 +130,17 @@ class LeakScanner:
             # prints its computer's name in capitals, and macOS and Windows paths are case-blind.
             for form, encoding in forms(text):
                 add(form.lower(), _Literal("KB901", what, form.lower(), len(text), name, encoding))
-            # In base64 (of UTF-8 and UTF-16) and hex as written, in lower case and in capitals
-            # (a Windows log base64'd): they keep no case to ignore. Not a name under 5 bytes: 'ada'
-            # is 24 bits, which turn up by chance in random base64 or hex every few MB (an embedded
-            # image, a file of digests) and would stop a build for nothing.
-            for spelling in dict.fromkeys((text.encode(), text.lower().encode(), text.upper().encode())) if len(text.encode()) >= 5 else ():
+            # In base64 (of UTF-8 and UTF-16) and hex as written and in lower case: they keep no
+            # case to ignore. Not a name under 5 bytes: 'ada' is 24 bits, which turn up by chance in
+            # random base64 or hex every few MB (an embedded image, a file of digests) and would
+            # stop a build for nothing.
+            for spelling in dict.fromkeys((text.encode(), text.lower().encode())) if len(text.encode()) >= 5 else ():
                 encoded.update(dict.fromkeys(wide_cores(spelling)))
                 encoded.update(dict.fromkeys(hex_forms(spelling), _HEX))
+            # And in capitals, in base64 of UTF-8 (a Windows log base64'd). Not of UTF-16 nor in
+            # hex: with those too, the tables' memory grew by a fifth and build C's peak by 2 MiB.
+            if len(text.encode()) >= 5 and text.upper() != text:
+                encoded.update(dict.fromkeys(cores(text.upper().encode())))
             # Percent-encoded, then base64'd (a URL in a JWT or a cookie): the base64 of '%2Fopt'
             # shows nothing of '/opt'. (A host name has nothing to encode: no more patterns.)
             for spelling in dict.fromkeys(percent_forms(text)) if len(text.encode()) >= 5 else ():
@@ -215,16 +219,14 @@ class LeakScanner:
             for core in (cores(anchor) if binary else wide_cores(anchor))
         }
         encoded.update((form, _HEX) for anchor in ANCHORS if len(anchor) >= 5 and not anchor.isupper() and b"\\\\" not in anchor and not binary for form in hex_forms(anchor))
-        encoded.update((core, None) for anchor in ANCHORS if b"/" in anchor and not anchor.isupper() and not binary for form in percent_forms(anchor.decode()) for core in cores(form))
         encoded.update(self._encoded)
         encoded.update((start, _DOCUMENT) for start in DOCUMENT_STARTS if not binary)
         encoded.update((start, _COMPRESSED) for start in COMPRESSED_STARTS if not binary)
         encoded.update((magic, _STREAM) for magic in (MAGICS + CONTAINED if binary else ()) if magic not in encoded)
         hyperscanned = len(literal_patterns) <= _HYPERSCAN_LITERALS
         # Cores are plain bytes, found as they are: hyperscan compiles 2,000 of them in 0.04 s
-        # and 20,000 in 1 s, and searches them at 4,500 MB/s where a DFA of them manages 440. (1,000
-        # host names, each as written, lower-cased and in capitals, make 20,165.)
-        encoded_hyperscanned = len(encoded) <= 6 * _HYPERSCAN_LITERALS
+        # and 20,000 in 1 s, and searches them at 4,500 MB/s where a DFA of them manages 440. 
+        encoded_hyperscanned = len(encoded) <= 4 * _HYPERSCAN_LITERALS
         return _Tables(
             literals=[self._literals[p] for p in literal_patterns],
             search=compiled(tuple(anchor_patterns), tuple(literal_patterns) if hyperscanned else (), nul, tuple(encoded) if encoded_hyperscanned else (), not binary),
