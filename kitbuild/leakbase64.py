@@ -121,8 +121,10 @@ def hex_forms(needle: bytes) -> tuple[bytes, ...]:
 
 def percent_forms(text: str) -> tuple[bytes, ...]:
     """``text`` percent-encoded as a URL's path (its '/' kept) and as one of its parts (each '/'
-    as '%2F'), as written and lower-cased: those that differ from it."""
-    forms = dict.fromkeys(quote(spelling, safe=safe).encode() for spelling in (text, text.lower()) for safe in ("/", ""))
+    as '%2F'), as written and lower-cased, and each of those encoded once more (a URL in another's
+    query string: '%252F'): those that differ from it."""
+    once = [quote(spelling, safe=safe) for spelling in (text, text.lower()) for safe in ("/", "")]
+    forms = dict.fromkeys(form.encode() for form in (*once, *(quote(form, safe="") for form in once)))
     return tuple(form for form in forms if b"%" in form)
 
 
