@@ -348,7 +348,7 @@ class LeakScanner:
         if hits is not None:
             # (Not the UTF-16 and UTF-32 anchors, which views are not searched for: 18 '@\0' a MiB of random bytes.)
             hits += [s for i, s in anchor_hits if tables.anchors[i][0][2] is UTF8] + [s for s, _ in literal_hits] + [s for i, s in encoded if tables.base64[i] is not _STREAM]
-        for literal, start, end in self._literal_matches(text, tables, first, last, hits=literal_hits):
+        for literal, start, end in self._literal_matches(text, tables, first, last, hits=literal_hits, binary=binary):
             found.append((literal.code, raw(start), literal.length, literal.what, literal.encoding, False))
         wide: dict[tuple[Encoding, int], list[tuple[int, Shape, int | None]]] = {}
         for index, start in anchor_hits:
@@ -370,7 +370,7 @@ class LeakScanner:
         return escapes, wide_escapes, encoded
 
     def _literal_matches(
-        self, text: bytes, tables: _Tables, first: int = 0, last: int | None = None, *, alone: bool = True, hits: list[tuple[int, int]] | None = None
+        self, text: bytes, tables: _Tables, first: int = 0, last: int | None = None, *, alone: bool = True, hits: list[tuple[int, int]] | None = None, binary: bool = False
     ) -> list[tuple[_Literal, int, int]]:
         """(literal, start, end) of every occurrence of every literal in text[first:last], in
         any case, overlapping ones too, names only where they stand ``alone`` (see
@@ -410,7 +410,7 @@ class LeakScanner:
         for start, index in sorted(every):
             for literal in tables.literals[index]:
                 end = start + len(literal.whole)
-                if text[start:end].lower() == literal.whole and (not (alone and literal.name) or name_bounded(text, start, end, literal.encoding, b"." in literal.whole)):
+                if text[start:end].lower() == literal.whole and (not (alone and literal.name) or name_bounded(text, start, end, literal.encoding, b"." in literal.whole, binary)):
                     matches.append((literal, start, end))
         return matches
 

@@ -227,11 +227,21 @@ _NAME_BEFORE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0
 _NAME_AFTER = _NAME_BEFORE - {ord(".")}
 
 
-def name_bounded(text: bytes, start: int, end: int, encoding: Encoding, dotted: bool = False) -> bool:
+def name_bounded(text: bytes, start: int, end: int, encoding: Encoding, dotted: bool = False, binary: bool = False) -> bool:
     """Whether a name found at text[start:end] stands alone (see _NAME_BEFORE)."""
     unit = encoding.unit
     before, escape, after = char(text, start - unit, encoding), char(text, start - 2 * unit, encoding), char(text, end, encoding)
     # A JSON escape's letter ('\\ngpu07'), a terminal code's ('ESC[1mgpu07'), is no part of the name.
     if before in ESCAPE_LETTERS and escape == 0x5C or unit == 1 and after_terminal_code(text, start):
         before = None
+    # In binary data, a string's length after a byte that is no text: a pickle writes a string
+    # of 88 bytes as 0x8c 'X' and the string ('Xgpu07...'), protobuf field 1 of 46 bytes as
+    # '\n.' and the string, msgpack one of 100 as 0xd9 'd'. A letter after a space is a word's.
+    if binary and unit == 1 and escape is not None and not 0x20 <= escape < 0x7F:
+        before = None
+    # And a letter after it that a byte that is no text follows is an opcode or a tag: protocol 2
+    # pickles put 'q' and a memo number after each string, protobuf field 8's tag is 'B'. (Not a
+    # digit: 'gpu070' and a NUL is another machine's name as a C string.)
+    if binary and unit == 1 and after is not None and 0x61 <= after | 0x20 <= 0x7A and end + 1 < len(text) and not 0x20 <= text[end + 1] < 0x7F:
+        after = None
     return (before not in _NAME_BEFORE or dotted and before == 0x2E) and after not in _NAME_AFTER

@@ -50,6 +50,23 @@ def test_a_path_after_a_binary_formats_length_byte_is_found():
         assert kb501(data, binary=True)
 
 
+@pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
+def test_a_name_next_to_a_binary_formats_length_or_opcode_is_found(protocol):
+    # A pickle writes a string's length in one byte (0x8c, then 'X' for 88 bytes) and, in
+    # protocol 2 and 3, 'q' and a memo number after it: a letter either side of the name.
+    for length in range(5, 130):
+        data = pickle.dumps({"host": ("gpu07" + " " * length)[:length], "also": ["gpu07.lab.example.org" + "x" * length]}, protocol=protocol)
+        assert [code for code, _ in found(data, BUILD, binary=True)].count("KB901") == 2, (protocol, length)
+    # protobuf: field 1 of 46 bytes is '\n' and '.' before its text; field 8 is tagged 'B'.
+    assert "KB901" in [code for code, _ in found(b"\x0a." + b"gpu07.lab.example.org" + b"-" * 25 + b"B\x02ok", BUILD, binary=True)]
+
+
+@pytest.mark.parametrize("text", [b"\0 xgpu07 ", b"\0gpu070\0", b"\0gpu07a b", b"\0 Xgpu07"])
+def test_a_longer_name_in_binary_text_is_not_the_private_one(text):
+    # A letter after a space, or a digit after the name ('gpu070', another machine, as a C string).
+    assert "KB901" not in [code for code, _ in found(text, BUILD, binary=True)]
+
+
 COLOURED = [
     b"\x1b[0;32m/home/bob/x\x1b[0m",
     b"\x1b[1m/home/bob/x",
