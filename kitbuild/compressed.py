@@ -74,6 +74,7 @@ class Budget:
         self.fed = 0  # the file's own bytes, read so far
         self.out = 0  # what its layers wrote, together
         self.records = False  # the file holds records: its layers too (kitbuild.recordfiles)
+        self.cells = False  # and lays its cells end to end (recordfiles.cells_abut)
         self.reported = False
 
     @property

@@ -240,20 +240,21 @@ class LeakScanner:
 
     # -- the scan ------------------------------------------------------------------------------
 
-    def scan(self, data: bytes, *, binary: bool, lo: int = 0, hi: int | None = None, compressed: list[int] | None = None) -> list[Leak]:
+    def scan(self, data: bytes, *, binary: bool, lo: int = 0, hi: int | None = None, compressed: list[int] | None = None, records: bool = False) -> list[Leak]:
         """Every finding that starts in ``data[lo:hi]``, sorted by offset, then code.
 
         The data around ``lo:hi`` is context only (see ``MAX_MATCH``); ``binary``: the caller's
         verdict on the whole file (a NUL byte in its first 8 KiB), which leaves out the e-mail
         and IPv4 shapes. ``compressed`` gets the starts in ``data[lo:hi]`` of compressed data
-        (kitbuild.embedded): of base64 runs that hold it in text, of its magic bytes in binary data."""
+        (kitbuild.embedded): of base64 runs that hold it in text, of its magic bytes in binary data.
+        ``records``: the data is a file of records, whose cells may lie end to end (shapes.name_bounded)."""
         data = bytes(data)
         hi = len(data) if hi is None else min(hi, len(data))
         if lo >= hi:
             return []
         found: list[_Found] = []
         hits: list[int] | None = [] if binary else None
-        escapes, wide, encoded = self._scan_text(data, 0, len(data), None, binary, found, hits)
+        escapes, wide, encoded = self._scan_text(data, 0, len(data), None, binary, found, hits, records=records)
         viewed = self._table(binary=binary, nul=False)  # the views' tables
         if hits is not None and not (self._table(binary=binary, nul=b"\0" in data).literal_automaton or viewed.literal_automaton or viewed.base64_automaton):
             escapes = sieve(data, escapes, viewed.search, hits, lambda index: viewed.base64[index] is _STREAM)
@@ -332,7 +333,7 @@ class LeakScanner:
                 self._scan_base64(text, inner, binary, here, place, depth=depth + 1)
             found += [(code, offset, length, f"{what}, {'base64' if group == 4 else 'hex'}-encoded", encoding, allowed) for code, offset, length, what, encoding, allowed in here]
 
-    def _scan_text(self, text: bytes, first: int, last: int, raw: Callable[[int], int] | None, binary: bool, found: list[_Found], hits: list[int] | None = None, read_wide: bool = False) -> tuple[list[list[tuple[int, int]]], list[tuple[int, int]], list[tuple[int, int]]]:
+    def _scan_text(self, text: bytes, first: int, last: int, raw: Callable[[int], int] | None, binary: bool, found: list[_Found], hits: list[int] | None = None, read_wide: bool = False, records: bool = False) -> tuple[list[list[tuple[int, int]]], list[tuple[int, int]], list[tuple[int, int]]]:
         """Findings that lie in text[first:last], of the raw data (``raw`` None) or of a
         decoded view's text (``raw`` places its bytes in the raw data), into ``found``; the text
         around is their context. Returns where the text's escapes are (see Pass.find); ``hits``
@@ -348,7 +349,7 @@ class LeakScanner:
         if hits is not None:
             # (Not the UTF-16 and UTF-32 anchors, which views are not searched for: 18 '@\0' a MiB of random bytes.)
             hits += [s for i, s in anchor_hits if tables.anchors[i][0][2] is UTF8] + [s for s, _ in literal_hits] + [s for i, s in encoded if tables.base64[i] is not _STREAM]
-        for literal, start, end in self._literal_matches(text, tables, first, last, hits=literal_hits, binary=binary):
+        for literal, start, end in self._literal_matches(text, tables, first, last, hits=literal_hits, binary=binary, records=records):
             found.append((literal.code, raw(start), literal.length, literal.what, literal.encoding, False))
         wide: dict[tuple[Encoding, int], list[tuple[int, Shape, int | None]]] = {}
         for index, start in anchor_hits:
@@ -370,7 +371,7 @@ class LeakScanner:
         return escapes, wide_escapes, encoded
 
     def _literal_matches(
-        self, text: bytes, tables: _Tables, first: int = 0, last: int | None = None, *, alone: bool = True, hits: list[tuple[int, int]] | None = None, binary: bool = False
+        self, text: bytes, tables: _Tables, first: int = 0, last: int | None = None, *, alone: bool = True, hits: list[tuple[int, int]] | None = None, binary: bool = False, records: bool = False
     ) -> list[tuple[_Literal, int, int]]:
         """(literal, start, end) of every occurrence of every literal in text[first:last], in
         any case, overlapping ones too, names only where they stand ``alone`` (see
@@ -410,7 +411,7 @@ class LeakScanner:
         for start, index in sorted(every):
             for literal in tables.literals[index]:
                 end = start + len(literal.whole)
-                if text[start:end].lower() == literal.whole and (not (alone and literal.name) or name_bounded(text, start, end, literal.encoding, b"." in literal.whole, binary)):
+                if text[start:end].lower() == literal.whole and (not (alone and literal.name) or _alone(text, start, end, literal, binary, records)):
                     matches.append((literal, start, end))
         return matches
 
@@ -421,7 +422,7 @@ class LeakScanner:
             return
         m = shape.pattern.match(text, start)
         span = m.span() if m is not None and not (shape.path and letter_before(text, m.start(), binary)) else None
-        if m is None and shape.path and (after_terminal_code(text, start) or binary and after_length_byte(text, start) or shape.home and absolute_through_dots(text, start)):  # as if it began the text
+        if m is None and shape.path and (after_terminal_code(text, start) or after_length_byte(text, start, binary) or shape.home and absolute_through_dots(text, start)):  # as if it began the text
             span = (start, start + m.end()) if (m := shape.pattern.match(text[start : start + 2 * _MAX_LITERAL])) else None
         if span is not None:
             found.append((shape.code, raw(span[0]), span[1] - span[0], shape.what, UTF8, self._allowed(text, *span, UTF8)))
@@ -467,4 +468,17 @@ class LeakScanner:
 
 # Up to this many literals, the fast pass is hyperscan's (4,400 MB/s over random bytes against
 # 183 for the DFA); past them its compile time (2.4 s for 20,000) is not (docs/performance.md).
+def _alone(text: bytes, start: int, end: int, literal: _Literal, binary: bool, records: bool) -> bool:
+    """Whether a name found at text[start:end] stands alone (shapes.name_bounded). A big-endian
+    reading of text that reads as little-endian too, a byte (three) later, is decided by that
+    reading: the little-endian one's neighbours are the text's ('dgpu07' in a NumPy array of
+    UTF-32 strings), the other's a unit made of two characters' bytes."""
+    encoding = literal.encoding
+    if encoding.big and encoding.mirror:
+        little, at = WIDE_LE[encoding.unit], start + encoding.mirror
+        if text[at : end + encoding.mirror].lower() == literal.whole[encoding.mirror :] + b"\0" * encoding.mirror:
+            encoding, start, end = little, at, end + encoding.mirror
+    return name_bounded(text, start, end, encoding, b"." in literal.whole, binary, records)
+
+
 _HYPERSCAN_LITERALS = 5000

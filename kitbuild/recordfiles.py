@@ -21,7 +21,7 @@ import zlib
 from kitbuild.leaks import Leak
 from kitbuild.shapes import EMAIL, EMAIL_AT, LOCAL_CHARS, local_part_start
 
-__all__ = ["ZLIB_ROWS", "RecordsLayout", "is_records"]
+__all__ = ["ZLIB_ROWS", "RecordsLayout", "cells_abut", "is_records"]
 
 # Files of records that store their rows in zlib streams with no magic of their own: an HDF5
 # file's chunks (its deflate filter), a git pack's objects (a commit's author, a file deleted
@@ -74,14 +74,27 @@ def is_records(head: bytes) -> bool:
     return False
 
 
+# Files of records whose text cells may lie end to end, with no length or type byte between
+# them: a SQLite record's cells, an Arrow, Feather or ORC column, a NumPy array of strings as
+# wide as its widest, an HDF5 dataset of fixed-length strings, a parquet page of a dictionary.
+# (A pickle, Avro and msgpack write a length before every string: kitbuild.shapes reads it.)
+_CELLS_ABUT = (b"SQLite format 3\0", b"PAR1", b"ARROW1", b"\x93NUMPY", b"ORC", b"\x89HDF\r\n\x1a\n")
+
+
+def cells_abut(head: bytes) -> bool:
+    """Whether a file of records (is_records) may lay its text cells end to end."""
+    return head.startswith(_CELLS_ABUT) or is_records(head) and not head.startswith(_MAGICS)
+
+
 class RecordsLayout:
     """Where such a file's addresses are, for kitbuild.tarlayout.scan to scan as text, and those
     the text scan cannot read whole, found here. ``allow``: the allow list's strings."""
 
-    def __init__(self, allow: tuple[str, ...], zlib: bool = False) -> None:
+    def __init__(self, allow: tuple[str, ...], zlib: bool = False, cells: bool = False) -> None:
         self.allow = tuple((text.encode(), text.encode().index(b"@")) for text in allow if "@" in text)
         self.found: list[Leak] = []  # offsets in the window last given
         self.zlib = zlib
+        self.cells = cells  # its cells may lie end to end (cells_abut)
 
     def streams(self, window: bytes, lo: int, hi: int) -> list[int]:
         """Where in window[lo:hi] a zlib stream may start, in a file of ZLIB_ROWS: every zlib

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from kitbuild.leakviews import Encoding, char
 
-__all__ = ["ANCHORS", "EMAIL", "EMAIL_AT", "ENCODED_ANCHORS", "ESCAPE_LETTERS", "FOLD_AFTER", "FOLD_BEFORE", "LOCAL_CHARS", "Shape", "absolute_through_dots", "after_length_byte", "after_terminal_code", "letter_before", "local_part_start", "match_start", "name_bounded"]
+__all__ = ["ANCHORS", "EMAIL", "EMAIL_AT", "ENCODED_ANCHORS", "ESCAPE_LETTERS", "FOLD_AFTER", "FOLD_BEFORE", "LOCAL_CHARS", "Shape", "absolute_through_dots", "after_length_byte", "after_terminal_code", "length_before", "letter_before", "local_part_start", "match_start", "name_bounded"]
 
 # Every shape regex is tried only where one of its anchors (a literal every match contains) was
 # found: on clean records the anchors' search runs at gigabytes a second, a regex tried at every
@@ -192,12 +192,15 @@ def absolute_through_dots(text: bytes, start: int) -> bool:
 _ALNUM = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 
 
-def after_length_byte(text: bytes, start: int) -> bool:
-    """Whether, in binary data, text[:start] ends with one letter or digit that no path byte
-    comes before: a string's length, as a pickle writes it after its opcode ('\x8cK' then a
-    path of 75 bytes), an Avro or protobuf field its varint. It is no part of the path after
-    it; in text it is ('x a/home/b' names a relative path), and so is a '.' ('./data/x')."""
-    return start >= 2 and text[start - 1] in _ALNUM and text[start - 2] not in _PATH_BYTES
+def after_length_byte(text: bytes, start: int, binary: bool = True) -> bool:
+    """Whether text[:start] ends with one letter or digit that no path byte comes before: in
+    binary data, a string's length, as a pickle writes it after its opcode ('\x8cK' then a path
+    of 75 bytes), an Avro or protobuf field its varint. It is no part of the path after it; in
+    text it is ('x a/home/b' names a relative path), and so is a '.' ('./data/x'), but where a
+    byte no text file holds comes before it (a NUL-free msgpack or protobuf file)."""
+    if start < 2 or text[start - 1] not in _ALNUM or text[start - 2] in _PATH_BYTES:
+        return False
+    return binary or _no_text_file_holds(text[start - 2], text[start - 1])
 
 
 # How a record writes the escape that starts a terminal's control sequence: the byte itself, and
@@ -223,25 +226,84 @@ def after_terminal_code(text: bytes, start: int) -> bool:
 # 'gpu07.lab.example.org' (its short form is private either way), at a sentence's end ('gpu07.'),
 # and, with a dot of its own, after one: 'x.gpu07.lab.example.org' is in its domain. '_' is no
 # part of a host name (RFC 1123): 'host_gpu07_rank0' names it too. A path fires anywhere.
+def _is_text(byte: int) -> bool:
+    return 0x20 <= byte < 0x7F
+
+
+def _in_string(byte: int) -> bool:
+    """A byte a string of text holds: no control character (UTF-8's bytes past ASCII are)."""
+    return byte >= 0x20 and byte != 0x7F
+
+
+def _no_text_file_holds(byte: int, after: int) -> bool:
+    """Whether ``byte``, then the ASCII byte ``after``, is what no text file writes: a control
+    character but a tab, a line end or a terminal's escape, or a UTF-8 lead byte (msgpack's
+    0xd9 before a string's length)."""
+    return byte < 0x20 and byte not in (0x09, 0x0A, 0x0D, 0x1B) or byte == 0x7F or byte >= 0xC0 and after < 0x80
+
+
+def length_before(text: bytes, start: int, binary: bool) -> bool:
+    """Whether text[start - 1] is the length of a string that starts at ``start``: the string is
+    that long, holds no control character and ends there (the data ends, or a byte that is no
+    printable ASCII follows: the next opcode, tag or length). A length in one byte as it is (a
+    pickle's 0x8c 'X' before 88 bytes, msgpack's 0xd9 'd' before 100, protobuf field 1's '\\n.'
+    before 46), as Avro's zigzag varint (twice it) or as CBOR's head of a short text (0x60 plus
+    it). In a file read as text, only after a byte no text file holds (a NUL-free msgpack or
+    protobuf file is read as text)."""
+    if start < 1 or not binary and not (start >= 2 and _no_text_file_holds(text[start - 2], text[start - 1])):
+        return False
+    byte = text[start - 1]
+    for n in (byte, byte // 2 if byte % 2 == 0 else 0, byte - 0x60 if 0x60 <= byte < 0x78 else 0):
+        last = start + n
+        if n and last <= len(text) and all(map(_in_string, text[start:last])) and (last == len(text) or not _is_text(text[last])):
+            return True
+    return False
+
+
+def _measured(text: bytes, start: int, end: int) -> bool:
+    """Whether the run of text holding text[start:end] is a string that ends at ``end`` by the
+    length written before it: in one byte (which may itself read as text) or four, little-endian
+    (a protocol 1 to 3 pickle's 'X' and the string's length)."""
+    first = start
+    while first > 0 and _is_text(text[first - 1]):
+        first -= 1
+    for at in (first, first + 1) if first < start else (first,):
+        n = end - at
+        if at >= 1 and text[at - 1] == n or at >= 4 and text[at - 4 : at] == n.to_bytes(4, "little"):
+            return True
+    return False
+
+
 _NAME_BEFORE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-")
 _NAME_AFTER = _NAME_BEFORE - {ord(".")}
 
 
-def name_bounded(text: bytes, start: int, end: int, encoding: Encoding, dotted: bool = False, binary: bool = False) -> bool:
-    """Whether a name found at text[start:end] stands alone (see _NAME_BEFORE)."""
+def name_bounded(text: bytes, start: int, end: int, encoding: Encoding, dotted: bool = False, binary: bool = False, records: bool = False) -> bool:
+    """Whether a name found at text[start:end] stands alone (see _NAME_BEFORE). ``records``: the
+    data is a file of records (kitbuild.recordfiles), whose cells may lie end to end."""
     unit = encoding.unit
     before, escape, after = char(text, start - unit, encoding), char(text, start - 2 * unit, encoding), char(text, end, encoding)
     # A JSON escape's letter ('\\ngpu07'), a terminal code's ('ESC[1mgpu07'), is no part of the name.
     if before in ESCAPE_LETTERS and escape == 0x5C or unit == 1 and after_terminal_code(text, start):
         before = None
-    # In binary data, a string's length after a byte that is no text: a pickle writes a string
-    # of 88 bytes as 0x8c 'X' and the string ('Xgpu07...'), protobuf field 1 of 46 bytes as
-    # '\n.' and the string, msgpack one of 100 as 0xd9 'd'. A letter after a space is a word's.
-    if binary and unit == 1 and escape is not None and not 0x20 <= escape < 0x7F:
-        before = None
-    # And a letter after it that a byte that is no text follows is an opcode or a tag: protocol 2
-    # pickles put 'q' and a memo number after each string, protobuf field 8's tag is 'B'. (Not a
-    # digit: 'gpu070' and a NUL is another machine's name as a C string.)
-    if binary and unit == 1 and after is not None and 0x61 <= after | 0x20 <= 0x7A and end + 1 < len(text) and not 0x20 <= text[end + 1] < 0x7F:
-        after = None
+    # A letter or digit before the name that is a string's length (see length_before): a pickle
+    # writes a string of 88 bytes as 0x8c 'X' and the string ('Xgpu07...'). And, in binary data, a
+    # letter after it that a byte no text holds follows, where a length before the string
+    # measures it to there: an opcode or a tag (protocol 1 to 3 pickles write 'q' and a memo
+    # number after each string; protobuf field 8's tag is 'B'). 'xgpu07' and 'gpu07a' between
+    # NULs (other machines' names as C strings) stay other names: no length measures them.
+    if unit == 1:
+        if before is not None and length_before(text, start, binary):
+            before = None
+        if binary and after is not None and end + 1 < len(text) and not _is_text(text[end + 1]) and _measured(text, start, end):
+            after = None
+    # A file of records packs its cells with no byte between them: a SQLite row ('r17', 'gpu07',
+    # 'done') holds 'r17gpu07done', a NumPy array of strings as wide as the widest 'gpu06gpu07'.
+    # There a letter or digit before the name, and a letter after it, is the next cell's; a digit
+    # after it is still another machine's name ('gpu070'), and so are '-' and '.' before it.
+    if records:
+        if before is not None and before in _ALNUM:
+            before = None
+        if after is not None and 0x61 <= after | 0x20 <= 0x7A:
+            after = None
     return (before not in _NAME_BEFORE or dotted and before == 0x2E) and after not in _NAME_AFTER

@@ -20,7 +20,7 @@ from typing import Protocol
 
 from kitbuild.compressed import Budget
 from kitbuild.leaks import Leak, LeakScanner
-from kitbuild.recordfiles import ZLIB_ROWS, RecordsLayout, is_records
+from kitbuild.recordfiles import ZLIB_ROWS, RecordsLayout, cells_abut, is_records
 
 __all__ = ["Layout", "TarLayout", "is_tar", "layout_of", "scan"]
 
@@ -51,6 +51,7 @@ def _size(header: bytes) -> int | None:
 class Layout(Protocol):
     # What text_spans found itself in the window it was last given (offsets in it).
     found: list[Leak]
+    cells: bool  # a file of records whose cells may lie end to end (recordfiles.cells_abut)
 
     def text_spans(self, window: bytes, base: int, lo: int, hi: int) -> list[tuple[int, int]]: ...
 
@@ -65,8 +66,9 @@ def layout_of(head: bytes, budget: Budget, allow: tuple[str, ...]) -> Layout | N
     if is_tar(head):
         return TarLayout()
     if budget.records or is_records(head):
-        budget.records = True
-        return RecordsLayout(allow, zlib=head.startswith(ZLIB_ROWS))
+        if not budget.records:
+            budget.records, budget.cells = True, cells_abut(head)
+        return RecordsLayout(allow, zlib=head.startswith(ZLIB_ROWS), cells=budget.cells)
     return None
 
 
@@ -78,6 +80,7 @@ class TarLayout:
         self.ended = False
         self.text: list[tuple[int, int]] = []  # text member data not yet wholly settled
         self.found: list[Leak] = []  # a tar's own bytes hold no finding of their own
+        self.cells = False
 
     def text_spans(self, window: bytes, base: int, lo: int, hi: int) -> list[tuple[int, int]]:
         """The parts of window[lo:hi] (``base``: the file offset of window[0]) that are text
@@ -118,7 +121,8 @@ def scan(scanner: LeakScanner, window: bytes, base: int, lo: int, hi: int, binar
             start = max(0, first - LeakScanner.MAX_MATCH)
             starts: list[int] | None = None if as_text or compressed is None else []
             piece = window[start : min(len(window), last + LeakScanner.MAX_MATCH)]
-            found += [Leak(leak.code, start + leak.offset, leak.what) for leak in scanner.scan(piece, binary=not as_text, lo=first - start, hi=last - start, compressed=starts)]
+            records = not as_text and layout.cells
+            found += [Leak(leak.code, start + leak.offset, leak.what) for leak in scanner.scan(piece, binary=not as_text, lo=first - start, hi=last - start, compressed=starts, records=records)]
             if starts and compressed is not None:
                 compressed += [start + s for s in starts]
         at = b

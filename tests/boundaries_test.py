@@ -50,20 +50,45 @@ def test_a_path_after_a_binary_formats_length_byte_is_found():
         assert kb501(data, binary=True)
 
 
-@pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
+@pytest.mark.parametrize("protocol", range(1, pickle.HIGHEST_PROTOCOL + 1))
 def test_a_name_next_to_a_binary_formats_length_or_opcode_is_found(protocol):
-    # A pickle writes a string's length in one byte (0x8c, then 'X' for 88 bytes) and, in
-    # protocol 2 and 3, 'q' and a memo number after it: a letter either side of the name.
+    # A pickle writes a string's length in one byte (0x8c, then 'X' for 88 bytes) or four ('X',
+    # then 88, 0, 0, 0) and, in protocols 1 to 3, 'q' and a memo number after it: a letter either
+    # side of the name. (Protocol 0, Python 2's text pickle, writes 'V' and the string.)
     for length in range(5, 130):
         data = pickle.dumps({"host": ("gpu07" + " " * length)[:length], "also": ["gpu07.lab.example.org" + "x" * length]}, protocol=protocol)
         assert [code for code, _ in found(data, BUILD, binary=True)].count("KB901") == 2, (protocol, length)
     # protobuf: field 1 of 46 bytes is '\n' and '.' before its text; field 8 is tagged 'B'.
-    assert "KB901" in [code for code, _ in found(b"\x0a." + b"gpu07.lab.example.org" + b"-" * 25 + b"B\x02ok", BUILD, binary=True)]
+    assert "KB901" in [code for code, _ in found(b"\x0a." + b"gpu07.lab.example.org" + b" " * 25 + b"\x12\x02ok", BUILD, binary=True)]
 
 
-@pytest.mark.parametrize("text", [b"\0 xgpu07 ", b"\0gpu070\0", b"\0gpu07a b", b"\0 Xgpu07"])
+# A length that reads as a letter, in the ways formats write one: msgpack's str8 (0xd9, then
+# 88 as 'X') in a file with no NUL (read as text, so only after a byte no text file holds),
+# Avro's zigzag varint (twice the length: 14 for 7), CBOR's head of a short text (0x60 + 10).
+LENGTHS = {
+    "msgpack, no NUL": (b"\x92\xd9Xgpu07" + b" " * 83 + b"\x05", False),
+    "a control byte, no NUL": (b"\x01Xgpu07" + b" " * 83 + b"\x01", False),
+    "Avro": (b"Obj\x01\x0egpu07 x\x02", True),
+    "CBOR": (b"\x00\xa1ahjgpu07/6ec2\xa1", True),
+}
+
+
+@pytest.mark.parametrize("case", LENGTHS)
+def test_a_name_after_a_length_in_any_format_is_found(case):
+    data, binary = LENGTHS[case]
+    assert "KB901" in [code for code, _ in found(data, BUILD, binary=binary)]
+
+
+def test_a_path_after_a_length_byte_in_a_file_with_no_nul_is_found():
+    # msgpack's str16 (0xda, then 0x01 0x37: 311 bytes): '7' after a byte no text file holds.
+    assert kb501(b"\x92\xd0\xfd\xda\x017/home/ada/" + b"r" * 301)
+    assert not kb501(b"x 7/home/ada/r")  # in text, a relative path
+
+
+@pytest.mark.parametrize("text", [b"\0 xgpu07 ", b"\0gpu070\0", b"\0gpu07a b", b"\0 Xgpu07", b"\0xgpu07\0", b"\0gpu07a\0", b"\x8c\x06xgpu07\x94", b"\x8c\x06gpu07a\x94", b"\0\nxgpu07\n"])
 def test_a_longer_name_in_binary_text_is_not_the_private_one(text):
-    # A letter after a space, or a digit after the name ('gpu070', another machine, as a C string).
+    # Other machines' names: a letter before or after the name that no length measures as a
+    # whole string (C strings between NULs; a pickle's string of 6 bytes that starts with 'x').
     assert "KB901" not in [code for code, _ in found(text, BUILD, binary=True)]
 
 

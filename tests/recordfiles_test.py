@@ -138,3 +138,39 @@ def test_a_path_after_a_length_byte_that_reads_as_a_letter_is_found_in_a_pickle(
     # Relative paths stay relative: './data/x' (the '.' is the path's), 'runs/data/x'.
     data = pickle.dumps({"a": "./data/" + "x" * 60, "b": "runs/data/" + "x" * 60}, protocol=4)
     assert observed("meta.pkl", data) == []
+
+
+MACHINE = {"gpu07.lab.example.org": "a machine", "gpu07": "a machine's short name"}
+
+
+def named(name: str, data: bytes) -> list[str]:
+    observer = Observer(name, Plan(private=MACHINE))
+    observer.feed(data)
+    return [leak.what for leak in observer.finish().leaks]
+
+
+def _rows(path, *rows: tuple) -> bytes:
+    con = sqlite3.connect(path)
+    con.execute(f"create table r ({', '.join(f'c{i}' for i in range(len(rows[0])))})")
+    con.executemany(f"insert into r values ({', '.join('?' * len(rows[0]))})", rows)
+    con.commit()
+    con.close()
+    return path.read_bytes()
+
+
+def test_a_machine_name_the_cells_around_it_run_into_is_found_in_a_file_of_records(tmp_path):
+    # A SQLite row packs its text cells end to end: ('r17', 'gpu07', 'done') is 'r17gpu07done'.
+    for i, row in enumerate([("r17", "gpu07", 0.5), ("gpu07", "done"), (17, "gpu07.lab.example.org", "ok")]):
+        assert named("results.db", _rows(tmp_path / f"{i}.db", row)), row
+    # A NumPy array of strings as wide as its widest: 'gpu06gpu07gpu08', in UTF-32 or in bytes.
+    for dtype in ("<U5", "|S5"):
+        array = io.BytesIO()
+        numpy_header = f"{{'descr': '{dtype}', 'fortran_order': False, 'shape': (3,), }}"
+        array.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", 118) + numpy_header.encode().ljust(117) + b"\n")
+        array.write("gpu06gpu07gpu08".encode("utf-32-le" if dtype[1] == "U" else "ascii"))
+        assert named("hosts.npy", array.getvalue()), dtype
+    # Another machine's name stays another's: a digit after it, a '-' or a '.' before it.
+    for i, row in enumerate([("a", "gpu070"), ("run", "gpu07-b"), ("a", "x.gpu07.other.org")]):
+        assert named("results.db", _rows(tmp_path / f"other{i}.db", row)) == [], row
+    # The same bytes in a file that holds no records: a letter before the name is a word's.
+    assert named("blob.bin", b"\0\0" + b"r17gpu07done" + b"\0\0") == []
