@@ -371,9 +371,10 @@ class _ZipMembers:
     """The members of a zip file (an xlsx's sheets, a docx's text, a .npz's arrays), read from
     their local headers in order as the file arrives, with no seeking: each deflated or bzip2
     member is decompressed into a content of its own. A stored member's bytes are the file's
-    own, which the raw scan reads already: it gets a content only if it is compressed itself (a
-    .gz stored in a zip) or a PDF or PNG, whose zlib streams its pass reads (Python's zipfile
-    stores by default). An encrypted member, or one of another method, is passed over (where
+    own, which the raw scan reads already, as binary data: it gets a content if it is compressed
+    itself (a .gz stored in a zip), a PDF or PNG, whose zlib streams its pass reads, or text (no
+    NUL in its first 4 KiB), read as a text file is, e-mail addresses and escapes included
+    (Python's zipfile stores by default). An encrypted member, or one of another method, is passed over (where
     its header gives its size; else the reading ends there)."""
 
     def __init__(self, open_member: Callable[[int], _Content], close_member: Callable[[_Content], None]) -> None:
@@ -436,11 +437,12 @@ class _ZipMembers:
     def _data(self) -> bool:
         buffer = self.buffer
         if self.left is not None:
-            if self.stored:  # its first bytes say whether it is compressed itself
-                if len(buffer) < min(self.left, 10):
+            if self.stored:  # its first bytes say whether it is compressed itself, or text
+                if len(buffer) < min(self.left, 4096):
                     return False
                 self.stored = False
-                if compression_of(bytes(buffer[: min(self.left, 10)]), containers=True) is not None:
+                head = bytes(buffer[: min(self.left, 4096)])
+                if compression_of(head[:10], containers=True) is not None or b"\0" not in head:
                     self.content = self.open_member(self.count)
             take = min(self.left, len(buffer))
             chunk = bytes(buffer[:take])
