@@ -43,7 +43,7 @@ from kitbuild.leakpass import Pass, automaton, compiled
 from kitbuild.leaksieve import sieve
 from kitbuild.leakfound import Found as _Found, Leak, settle as _settle
 from kitbuild.leakviews import ESCAPES, REACH, slashes_near, wide_stretches, UTF8, WIDE, WIDE_BE, WIDE_LE, Encoding, char, forms, same, through, views
-from kitbuild.shapes import ANCHORS, EMAIL, EMAIL_AT, ENCODED_ANCHORS, FOLD_AFTER, FOLD_BEFORE, LOCAL_CHARS, Shape, absolute_through_dots, after_length_byte, after_terminal_code, letter_before, match_start, name_bounded
+from kitbuild.shapes import ANCHORS, EMAIL, EMAIL_AT, ENCODED_ANCHORS, FOLD_AFTER, FOLD_BEFORE, LOCAL_CHARS, Shape, absolute_through_dots, after_length_byte, after_terminal_code, length_before, letter_before, match_start, name_bounded
 
 __all__ = ["Leak", "LeakScanner"]
 
@@ -421,7 +421,7 @@ class LeakScanner:
         if start is None:
             return
         m = shape.pattern.match(text, start)
-        span = m.span() if m is not None and not (shape.path and letter_before(text, m.start(), binary)) else None
+        span = m.span() if m is not None and not (shape.path and letter_before(text, m.start(), binary) and not length_before(text, m.start(), binary)) else None
         if m is None and shape.path and (after_terminal_code(text, start) or after_length_byte(text, start, binary) or shape.home and absolute_through_dots(text, start)):  # as if it began the text
             span = (start, start + m.end()) if (m := shape.pattern.match(text[start : start + 2 * _MAX_LITERAL])) else None
         if span is not None:

@@ -200,7 +200,7 @@ def after_length_byte(text: bytes, start: int, binary: bool = True) -> bool:
     byte no text file holds comes before it (a NUL-free msgpack or protobuf file)."""
     if start < 2 or text[start - 1] not in _ALNUM or text[start - 2] in _PATH_BYTES:
         return False
-    return binary or _no_text_file_holds(text[start - 2], text[start - 1])
+    return binary or _foreign(text, start - 2)
 
 
 # How a record writes the escape that starts a terminal's control sequence: the byte itself, and
@@ -235,11 +235,19 @@ def _in_string(byte: int) -> bool:
     return byte >= 0x20 and byte != 0x7F
 
 
-def _no_text_file_holds(byte: int, after: int) -> bool:
-    """Whether ``byte``, then the ASCII byte ``after``, is what no text file writes: a control
-    character but a tab, a line end or a terminal's escape, or a UTF-8 lead byte (msgpack's
-    0xd9 before a string's length)."""
-    return byte < 0x20 and byte not in (0x09, 0x0A, 0x0D, 0x1B) or byte == 0x7F or byte >= 0xC0 and after < 0x80
+def _foreign(text: bytes, at: int) -> bool:
+    """Whether no text file holds text[at] where it stands: a control character but a tab, a line
+    end or a terminal's escape; DEL; a UTF-8 lead byte before an ASCII one (msgpack's 0xd9 before
+    a string's length); a continuation byte after an ASCII one (msgpack's 0xa5, the head of a
+    string of 5 bytes, after the string before it)."""
+    byte = text[at]
+    if byte < 0x80:
+        return byte < 0x20 and byte not in (0x09, 0x0A, 0x0D, 0x1B) or byte == 0x7F
+    if byte >= 0xF8:
+        return True
+    if byte >= 0xC0:
+        return at + 1 >= len(text) or text[at + 1] < 0x80
+    return at == 0 or text[at - 1] < 0x80
 
 
 def length_before(text: bytes, start: int, binary: bool) -> bool:
@@ -247,16 +255,17 @@ def length_before(text: bytes, start: int, binary: bool) -> bool:
     that long, holds no control character and ends there (the data ends, or a byte that is no
     printable ASCII follows: the next opcode, tag or length). A length in one byte as it is (a
     pickle's 0x8c 'X' before 88 bytes, msgpack's 0xd9 'd' before 100, protobuf field 1's '\\n.'
-    before 46), as Avro's zigzag varint (twice it) or as CBOR's head of a short text (0x60 plus
-    it). In a file read as text, only after a byte no text file holds (a NUL-free msgpack or
-    protobuf file is read as text)."""
-    if start < 1 or not binary and not (start >= 2 and _no_text_file_holds(text[start - 2], text[start - 1])):
+    before 46), as Avro's zigzag varint (twice it), as CBOR's head of a short text (0x60 plus it)
+    or msgpack's (0xa0 plus it). In a file read as text (a msgpack, protobuf or CBOR file with no
+    NUL byte), only where a byte no text file holds comes before the length or after the string."""
+    if start < 1:
         return False
     byte = text[start - 1]
-    for n in (byte, byte // 2 if byte % 2 == 0 else 0, byte - 0x60 if 0x60 <= byte < 0x78 else 0):
+    for n in (byte, byte // 2 if byte % 2 == 0 else 0, byte - 0x60 if 0x60 <= byte < 0x78 else 0, byte - 0xA0 if 0xA0 <= byte < 0xC0 else 0):
         last = start + n
         if n and last <= len(text) and all(map(_in_string, text[start:last])) and (last == len(text) or not _is_text(text[last])):
-            return True
+            if binary or start >= 2 and _foreign(text, start - 2) or last < len(text) and _foreign(text, last):
+                return True
     return False
 
 

@@ -70,6 +70,8 @@ LENGTHS = {
     "a control byte, no NUL": (b"\x01Xgpu07" + b" " * 83 + b"\x01", False),
     "Avro": (b"Obj\x01\x0egpu07 x\x02", True),
     "CBOR": (b"\x00\xa1ahjgpu07/6ec2\xa1", True),
+    # With no NUL, a head after the string that no text file writes there (0xa1 after ASCII).
+    "CBOR, no NUL": (b"\xa1ahegpu07\xa1axfxgpu07", False),
 }
 
 
@@ -82,7 +84,11 @@ def test_a_name_after_a_length_in_any_format_is_found(case):
 def test_a_path_after_a_length_byte_in_a_file_with_no_nul_is_found():
     # msgpack's str16 (0xda, then 0x01 0x37: 311 bytes): '7' after a byte no text file holds.
     assert kb501(b"\x92\xd0\xfd\xda\x017/home/ada/" + b"r" * 301)
+    # msgpack's head of a short string (0xa0 + 11) reads as no UTF-8 in text, as a Latin-1
+    # letter would; the string it measures, ended by a byte no text file writes, says otherwise.
+    assert kb501(b"\x82\xa1a\xa3run\xa1b\xab/home/ada/r\x07")
     assert not kb501(b"x 7/home/ada/r")  # in text, a relative path
+    assert not kb501(b"donn\xe9es/home/x, "  + b"x" * 80)  # after a Latin-1 letter too
 
 
 @pytest.mark.parametrize("text", [b"\0 xgpu07 ", b"\0gpu070\0", b"\0gpu07a b", b"\0 Xgpu07", b"\0xgpu07\0", b"\0gpu07a\0", b"\x8c\x06xgpu07\x94", b"\x8c\x06gpu07a\x94", b"\0\nxgpu07\n"])
