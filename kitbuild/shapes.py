@@ -230,11 +230,6 @@ def _is_text(byte: int) -> bool:
     return 0x20 <= byte < 0x7F
 
 
-def _in_string(byte: int) -> bool:
-    """A byte a string of text holds: no control character (UTF-8's bytes past ASCII are)."""
-    return byte >= 0x20 and byte != 0x7F
-
-
 def _foreign(text: bytes, at: int) -> bool:
     """Whether no text file holds text[at] where it stands: a control character but a tab, a line
     end or a terminal's escape; DEL; a UTF-8 lead byte before an ASCII one (msgpack's 0xd9 before
@@ -252,7 +247,7 @@ def _foreign(text: bytes, at: int) -> bool:
 
 def length_before(text: bytes, start: int, binary: bool) -> bool:
     """Whether text[start - 1] is the length of a string that starts at ``start``: the string is
-    that long, holds no control character and ends there (the data ends, or a byte that is no
+    that long, holds nothing a text file would not and ends there (the data ends, or a byte that is no
     printable ASCII follows: the next opcode, tag or length). A length in one byte as it is (a
     pickle's 0x8c 'X' before 88 bytes, msgpack's 0xd9 'd' before 100, protobuf field 1's '\\n.'
     before 46), as Avro's zigzag varint (twice it), as CBOR's head of a short text (0x60 plus it)
@@ -263,7 +258,7 @@ def length_before(text: bytes, start: int, binary: bool) -> bool:
     byte = text[start - 1]
     for n in (byte, byte // 2 if byte % 2 == 0 else 0, byte - 0x60 if 0x60 <= byte < 0x78 else 0, byte - 0xA0 if 0xA0 <= byte < 0xC0 else 0):
         last = start + n
-        if n and last <= len(text) and all(map(_in_string, text[start:last])) and (last == len(text) or not _is_text(text[last])):
+        if n and last <= len(text) and not any(_foreign(text, at) for at in range(start, last)) and (last == len(text) or not _is_text(text[last])):
             if binary or start >= 2 and _foreign(text, start - 2) or last < len(text) and _foreign(text, last):
                 return True
     return False
@@ -271,14 +266,14 @@ def length_before(text: bytes, start: int, binary: bool) -> bool:
 
 def _measured(text: bytes, start: int, end: int) -> bool:
     """Whether the run of text holding text[start:end] is a string that ends at ``end`` by the
-    length written before it: in one byte (which may itself read as text) or four, little-endian
-    (a protocol 1 to 3 pickle's 'X' and the string's length)."""
+    length written before it: in one byte (which may itself read as text), as length_before reads
+    one, or in four, little-endian (a protocol 1 to 3 pickle's 'X' and the string's length)."""
     first = start
     while first > 0 and _is_text(text[first - 1]):
         first -= 1
     for at in (first, first + 1) if first < start else (first,):
         n = end - at
-        if at >= 1 and text[at - 1] == n or at >= 4 and text[at - 4 : at] == n.to_bytes(4, "little"):
+        if at >= 1 and text[at - 1] in (n, 2 * n, 0x60 + n, 0xA0 + n) or at >= 4 and text[at - 4 : at] == n.to_bytes(4, "little"):
             return True
     return False
 
