@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import replace
-from typing import Mapping, Sequence
+from typing import Collection, Mapping, Sequence
 
 from kitbuild.compressed import IN_COMPRESSED
 from kitbuild.findings import Finding
@@ -51,6 +51,9 @@ def gate_findings(findings: list[Finding], private: Mapping[str, str]) -> list[F
     return sorted(shown, key=Finding.sort_key)
 
 
+# The findings whose advice is a rule, which a binary file's copy is beyond.
+_REWRITABLE = frozenset({"KB901", "KB902", "KB903", "KB502", "KB503"})
+
 # What to do about each kind of finding, said once after the findings of that kind.
 _ADVICE = {
     "KB901": "add a rule (or a map entry) that rewrites it, or exclude the file",
@@ -67,9 +70,12 @@ _ADVICE = {
 }
 
 
-def finding_advice(findings: list[Finding]) -> list[str]:
-    """What to do about each kind of finding, once per code: ``CODE: what to add or change.``"""
+def finding_advice(findings: list[Finding], copied: Collection[str] = ()) -> list[str]:
+    """What to do about each kind of finding, once per code: ``CODE: what to add or change.``
+    ``copied``: the kit paths of binary files, which a build copies as they are."""
     advice = [f"{code}: {_ADVICE[code]}." for code in sorted({f.code for f in findings}) if code in _ADVICE]
+    if any(f.path in copied and f.code in _REWRITABLE and not IN_COMPRESSED.match(f.message) for f in findings):
+        advice.append("A rule never rewrites inside a binary file (a SQLite database, a pickle, a NumPy array: build copies it as it is): make the file again in the bench without the private text, or exclude it.")
     zlib = [f for f in findings if IN_COMPRESSED.match(f.message) and "in its zlib content" in f.message]
     if zlib:
         advice.append("A PDF's streams, a PNG's text chunks and git's objects are read decompressed too, and a rule never rewrites inside them: make the file again without the private text (a figure's title or labels, the metadata its program wrote), or exclude the file (a .git folder: 'exclude: [\".git/**\"]' on its source).")
@@ -78,10 +84,10 @@ def finding_advice(findings: list[Finding]) -> list[str]:
     return advice
 
 
-def gate_message(findings: list[Finding]) -> str:
+def gate_message(findings: list[Finding], copied: Collection[str] = ()) -> str:
     lines = [f"the build was stopped: the staged kit has {len(findings)} finding{'s' if len(findings) != 1 else ''} that a reader's 'kitbuild verify' would report; nothing was written."]
     lines += [str(f) for f in findings]
-    lines += finding_advice(findings)
+    lines += finding_advice(findings, copied)
     return "\n".join(lines)
 
 

@@ -78,7 +78,7 @@ def dry_run_text(report: BuildReport, verbose: bool = False) -> str:
     if report.findings:
         lines.append(f"the build would be stopped: {_plural(len(report.findings), 'finding')}")
         lines.extend(f"  {f}" for f in report.findings)
-        lines.extend(finding_advice(report.findings))
+        lines.extend(finding_advice(report.findings, {r.kit_path for r in report.files if r.observation.binary}))
     else:
         lines.append(f"the build would pass: {_plural(len(report.files), 'record file')}, and the kit would verify clean")
     if not verbose and changed:

@@ -87,6 +87,8 @@ def test_what_chance_makes_in_random_bytes_of_a_database_is_not_taken_for_an_add
 def test_build_stops_on_an_address_in_a_database_and_verify_finds_it_in_a_kit(tmp_path, cli):
     said, verified = refused_then_caught(tmp_path, cli, "results.db", database(tmp_path / "r.db", "jane.doe@uni-example.de"))
     assert "KB502 r/results.db:" in said
+    # A rule could not settle it: the build copies a database as it is, and says so.
+    assert "A rule never rewrites inside a binary file (a SQLite database, a pickle, a NumPy array: build copies it as it is)" in said
     assert "KB502 r/ok.json:" in verified
 
 

@@ -227,7 +227,7 @@ def build(
         if dry_run:
             return result
         if findings:
-            raise LeakError(gate_message(findings), findings)
+            raise LeakError(gate_message(findings, {r.kit_path for r in results if r.observation.binary}), findings)
         staging.swap()
         return result
 
