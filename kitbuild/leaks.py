@@ -227,7 +227,7 @@ class LeakScanner:
         encoded.update((magic, _STREAM) for magic in (MAGICS + CONTAINED if binary else ()) if magic not in encoded)
         hyperscanned = len(literal_patterns) <= _HYPERSCAN_LITERALS
         # Cores are plain bytes, found as they are: hyperscan compiles 2,000 of them in 0.04 s
-        # and 20,000 in 1 s, and searches them at 4,500 MB/s where a DFA of them manages 440. 
+        # and 20,000 in 1 s, and searches them at 4,500 MB/s where a DFA of them manages 440.
         encoded_hyperscanned = len(encoded) <= 4 * _HYPERSCAN_LITERALS
         return _Tables(
             literals=[self._literals[p] for p in literal_patterns],
@@ -468,8 +468,6 @@ class LeakScanner:
         return forms is not None and forms.covers(text, start, end)
 
 
-# Up to this many literals, the fast pass is hyperscan's (4,400 MB/s over random bytes against
-# 183 for the DFA); past them its compile time (2.4 s for 20,000) is not (docs/performance.md).
 def _alone(text: bytes, start: int, end: int, literal: _Literal, binary: bool, records: bool) -> bool:
     """Whether a name found at text[start:end] stands alone (shapes.name_bounded). A big-endian
     reading of text that reads as little-endian too, a byte (three) later, is decided by that
@@ -483,4 +481,6 @@ def _alone(text: bytes, start: int, end: int, literal: _Literal, binary: bool, r
     return name_bounded(text, start, end, encoding, b"." in literal.whole, binary, records)
 
 
+# Up to this many literals, the fast pass is hyperscan's (4,400 MB/s over random bytes against
+# 183 for the DFA); past them its compile time (2.4 s for 20,000) is not (docs/performance.md).
 _HYPERSCAN_LITERALS = 5000

@@ -221,11 +221,6 @@ def after_terminal_code(text: bytes, start: int) -> bool:
     return any(text.endswith(spelling, 0, at) for spelling in _ESCAPE_SPELLINGS)
 
 
-# A private string with no '/' or '\\' is a name (a host, a user): it fires only as a whole name,
-# so 'gpu07' is not found in 'gpu070', 'xgpu07' or 'x.gpu07' (another host), and is found in
-# 'gpu07.lab.example.org' (its short form is private either way), at a sentence's end ('gpu07.'),
-# and, with a dot of its own, after one: 'x.gpu07.lab.example.org' is in its domain. '_' is no
-# part of a host name (RFC 1123): 'host_gpu07_rank0' names it too. A path fires anywhere.
 def _is_text(byte: int) -> bool:
     return 0x20 <= byte < 0x7F
 
@@ -247,8 +242,8 @@ def _foreign(text: bytes, at: int) -> bool:
 
 def length_before(text: bytes, start: int, binary: bool) -> bool:
     """Whether text[start - 1] is the length of a string that starts at ``start``: the string is
-    that long, holds nothing a text file would not and ends there (the data ends, or a byte that is no
-    printable ASCII follows: the next opcode, tag or length). A length in one byte as it is (a
+    that long, holds nothing a text file would not and ends there (the data ends, or a byte that
+    is no printable ASCII follows: the next opcode, tag or length). A length in one byte as it is (a
     pickle's 0x8c 'X' before 88 bytes, msgpack's 0xd9 'd' before 100, protobuf field 1's '\\n.'
     before 46), as Avro's zigzag varint (twice it), as CBOR's head of a short text (0x60 plus it)
     or msgpack's (0xa0 plus it). In a file read as text (a msgpack, protobuf or CBOR file with no
@@ -278,6 +273,11 @@ def _measured(text: bytes, start: int, end: int) -> bool:
     return False
 
 
+# A private string with no '/' or '\\' is a name (a host, a user): it fires only as a whole name,
+# so 'gpu07' is not found in 'gpu070', 'xgpu07' or 'x.gpu07' (another host), and is found in
+# 'gpu07.lab.example.org' (its short form is private either way), at a sentence's end ('gpu07.'),
+# and, with a dot of its own, after one: 'x.gpu07.lab.example.org' is in its domain. '_' is no
+# part of a host name (RFC 1123): 'host_gpu07_rank0' names it too. A path fires anywhere.
 _NAME_BEFORE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-")
 _NAME_AFTER = _NAME_BEFORE - {ord(".")}
 
