@@ -240,18 +240,23 @@ def _foreign(text: bytes, at: int) -> bool:
     return at == 0 or text[at - 1] < 0x80
 
 
+def _lengths(byte: int) -> tuple[int, ...]:
+    """The string lengths one byte before a string can state: as it is (a pickle's, msgpack's
+    str8, protobuf's), as Avro's zigzag varint (twice the length), as CBOR's head of a short
+    text (0x60 plus it) or msgpack's (0xa0 plus it). 0 where a reading does not apply."""
+    return (byte, byte // 2 if byte % 2 == 0 else 0, byte - 0x60 if 0x60 <= byte < 0x78 else 0, byte - 0xA0 if 0xA0 <= byte < 0xC0 else 0)
+
+
 def length_before(text: bytes, start: int, binary: bool) -> bool:
     """Whether text[start - 1] is the length of a string that starts at ``start``: the string is
     that long, holds nothing a text file would not and ends there (the data ends, or a byte that
-    is no printable ASCII follows: the next opcode, tag or length). A length in one byte as it is (a
+    is no printable ASCII follows: the next opcode, tag or length), read as _lengths reads it (a
     pickle's 0x8c 'X' before 88 bytes, msgpack's 0xd9 'd' before 100, protobuf field 1's '\\n.'
-    before 46), as Avro's zigzag varint (twice it), as CBOR's head of a short text (0x60 plus it)
-    or msgpack's (0xa0 plus it). In a file read as text (a msgpack, protobuf or CBOR file with no
-    NUL byte), only where a byte no text file holds comes before the length or after the string."""
+    before 46). In a file read as text (a msgpack, protobuf or CBOR file with no NUL byte), only
+    where a byte no text file holds comes before the length or after the string."""
     if start < 1:
         return False
-    byte = text[start - 1]
-    for n in (byte, byte // 2 if byte % 2 == 0 else 0, byte - 0x60 if 0x60 <= byte < 0x78 else 0, byte - 0xA0 if 0xA0 <= byte < 0xC0 else 0):
+    for n in _lengths(text[start - 1]):
         last = start + n
         if n and last <= len(text) and not any(_foreign(text, at) for at in range(start, last)) and (last == len(text) or not _is_text(text[last])):
             if binary or start >= 2 and _foreign(text, start - 2) or last < len(text) and _foreign(text, last):
@@ -261,14 +266,14 @@ def length_before(text: bytes, start: int, binary: bool) -> bool:
 
 def _measured(text: bytes, start: int, end: int) -> bool:
     """Whether the run of text holding text[start:end] is a string that ends at ``end`` by the
-    length written before it: in one byte (which may itself read as text), as length_before reads
-    one, or in four, little-endian (a protocol 1 to 3 pickle's 'X' and the string's length)."""
+    length written before it: in one byte (which may itself read as text; see _lengths), or in
+    four, little-endian (a protocol 1 to 3 pickle's 'X' and the string's length)."""
     first = start
     while first > 0 and _is_text(text[first - 1]):
         first -= 1
     for at in (first, first + 1) if first < start else (first,):
         n = end - at
-        if at >= 1 and text[at - 1] in (n, 2 * n, 0x60 + n, 0xA0 + n) or at >= 4 and text[at - 4 : at] == n.to_bytes(4, "little"):
+        if at >= 1 and n in _lengths(text[at - 1]) or at >= 4 and text[at - 4 : at] == n.to_bytes(4, "little"):
             return True
     return False
 
