@@ -31,6 +31,7 @@ import regex
 
 from kitbuild.digests import printed_digests
 from kitbuild.errors import RuleError
+from kitbuild.shapes import escaped_before
 
 # The boundaries a literal rule's match must stand at. The byte before a match must not be in the
 # BEFORE class (nothing before it is fine), and the END lookahead must hold after it.
@@ -39,10 +40,13 @@ PATH_BEFORE = rb"[A-Za-z0-9_.~/-]"
 # After a path prefix: a '/', the end, or a character that cannot continue a file name in a
 # record (white space, quotes, separators).
 PATH_END = rb"(?=[/\s\"'`,;:()\[\]{}<>|\\]|\Z)"
-NAME_BEFORE = rb"[A-Za-z0-9_.-]"
+# Before and after a name: what the leak gate counts as part of it too (shapes.name_bounded), so
+# that a rule rewrites every place the gate would find the name it names. '_' is no part of a host
+# name (RFC 1123): 'host_gpu-b17_rank0' names gpu-b17.
+NAME_BEFORE = rb"[A-Za-z0-9.-]"
 # A host name ends where no further label follows: 'gpu-b17' must not fire inside 'gpu-b170',
 # nor in 'gpu-b17.other.net', but does fire before a full stop that ends a sentence.
-NAME_END = rb"(?![A-Za-z0-9_-]|\.[A-Za-z0-9])"
+NAME_END = rb"(?![A-Za-z0-9-]|\.[A-Za-z0-9])"
 _BOUNDARIES = {
     "path_prefix": (re.compile(PATH_BEFORE), re.compile(PATH_END)),
     "literal_names": (re.compile(NAME_BEFORE), re.compile(NAME_END)),
@@ -137,9 +141,10 @@ class Matcher:
         self._regex = None
         self._automaton: ahocorasick_rs.BytesAhoCorasick | None = None
         self._replacements: list[bytes] = []
+        self._dotted: list[bool] = []
 
     def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k not in ("_regex", "_automaton", "_replacements")}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_regex", "_automaton", "_replacements", "_dotted")}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -194,7 +199,8 @@ class Matcher:
             literals = [k.encode("utf-8") for k in self.pairs]
             self._automaton = ahocorasick_rs.BytesAhoCorasick(literals)
             self._replacements = [v.encode("utf-8") for v in self.pairs.values()]
-        bounds, replacements = _bounds_of(self.primitive), self._replacements
+            self._dotted = [self.primitive == "literal_names" and "." in k for k in self.pairs]
+        bounds, replacements, dotted = _bounds_of(self.primitive), self._replacements, self._dotted
         before, ends, not_ends, end, size = bounds.before, bounds.ends, bounds.not_ends, bounds.end, len(data)
         found = self._automaton.find_matches_as_indexes(data, overlapping=True)
         # By start, the longest first at one start: two stable sorts with keys made in C, by end
@@ -205,7 +211,10 @@ class Matcher:
         taken = 0  # the end of the last hit: a later one may not start before it
         for i, start, stop in found:
             # The boundaries (see _Bounds), tested inline: this runs once for every occurrence.
-            if start < taken or (start and data[start - 1] in before):
+            # A letter that ends an escape starts a name or a path after it, as the leak gate reads
+            # it ('\\ngpu-b17' in a JSON string); and a full host name may follow a '.' (a host in
+            # its domain: 'x.gpu-b17.cluster.example.net').
+            if start < taken or (start and data[start - 1] in before and not (escaped_before(data, start) or data[start - 1] == 0x2E and dotted[i])):
                 continue
             after = data[stop] if stop < size else None
             if after in ends or (after not in not_ends and end.match(data, stop)):

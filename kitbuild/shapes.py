@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from kitbuild.leakviews import Encoding, char
 
-__all__ = ["ANCHORS", "EMAIL", "EMAIL_AT", "ENCODED_ANCHORS", "ESCAPE_LETTERS", "FOLD_AFTER", "FOLD_BEFORE", "LOCAL_CHARS", "Shape", "absolute_through_dots", "after_length_byte", "after_terminal_code", "length_before", "letter_before", "local_part_start", "match_start", "name_bounded"]
+__all__ = ["ANCHORS", "EMAIL", "EMAIL_AT", "ENCODED_ANCHORS", "ESCAPE_LETTERS", "FOLD_AFTER", "FOLD_BEFORE", "LOCAL_CHARS", "Shape", "absolute_through_dots", "after_length_byte", "after_terminal_code", "escaped_before", "length_before", "letter_before", "local_part_start", "match_start", "name_bounded"]
 
 # Every shape regex is tried only where one of its anchors (a literal every match contains) was
 # found: on clean records the anchors' search runs at gigabytes a second, a regex tried at every
@@ -221,6 +221,14 @@ def after_terminal_code(text: bytes, start: int) -> bool:
     return any(text.endswith(spelling, 0, at) for spelling in _ESCAPE_SPELLINGS)
 
 
+def escaped_before(text: bytes, start: int) -> bool:
+    """Whether the letter right before ``start`` ends an escape, not a word: a JSON escape's
+    ('\\ngpu07', a log line that follows a line end in a JSON string) or a terminal code's
+    ('ESC[1mgpu07'). A name or a path starts at ``start`` all the same: the leak gate reads it
+    there, and so do the rules (kitbuild.matchers), which must rewrite all the gate would find."""
+    return start >= 2 and text[start - 1] in ESCAPE_LETTERS and text[start - 2] == 0x5C or after_terminal_code(text, start)
+
+
 def _is_text(byte: int) -> bool:
     return 0x20 <= byte < 0x7F
 
@@ -293,7 +301,7 @@ def name_bounded(text: bytes, start: int, end: int, encoding: Encoding, dotted: 
     unit = encoding.unit
     before, escape, after = char(text, start - unit, encoding), char(text, start - 2 * unit, encoding), char(text, end, encoding)
     # A JSON escape's letter ('\\ngpu07'), a terminal code's ('ESC[1mgpu07'), is no part of the name.
-    if before in ESCAPE_LETTERS and escape == 0x5C or unit == 1 and after_terminal_code(text, start):
+    if escaped_before(text, start) if unit == 1 else before in ESCAPE_LETTERS and escape == 0x5C:
         before = None
     # A letter or digit before the name that is a string's length (see length_before): a pickle
     # writes a string of 88 bytes as 0x8c 'X' and the string ('Xgpu07...'). And, in binary data, a

@@ -546,6 +546,28 @@ def test_a_thousand_box_names_are_rewritten_in_their_field_and_stopped_by_the_ga
     assert "node-0999" not in str(err.value)
 
 
+def test_the_rules_rewrite_every_place_the_gate_reads_their_names_and_paths(bench):
+    """A log line kept in a JSON string follows a '\\n', a coloured one a terminal code, and a
+    rank's name joins the host with '_': the gate reads the name or path there, so the rule the
+    researcher wrote must rewrite it there too, and the kit must verify clean."""
+    from kitbuild import verify
+
+    lines = [
+        {"log": f"loading\n{SAMPLE_MAP_KEY}/a0/run.json\ngpu-b17 ready", "rank": "host_gpu-b17_rank0"},
+        {"log": f"\x1b[1;32mgpu-b17\x1b[0m wrote \x1b[2K{SAMPLE_MAP_KEY}/a1", "peer": "x.gpu-b17.cluster.example.net"},
+    ]
+    make_files(bench, {"src": {"rows.ndjson": "".join(json.dumps(line) + "\n" for line in lines)}})
+    rules = [{"use": "record-path-to-kit-path", "with": {"map": {SAMPLE_MAP_KEY: "earlier"}}}, {"use": "box-name-to-role", "with": {"names": SAMPLE_NAMES}}]
+    write_kit(bench, sources=[{"path": "src", "as": "run"}], rules=rules)
+    build("kit.yaml")
+    out = [json.loads(line) for line in (bench / "kit/run/rows.ndjson").read_text().splitlines()]
+    assert out == [
+        {"log": "loading\nearlier/a0/run.json\ndesktop ready", "rank": "host_desktop_rank0"},
+        {"log": "\x1b[1;32mdesktop\x1b[0m wrote \x1b[2Kearlier/a1", "peer": "x.desktop"},
+    ]
+    assert verify(bench / "kit").ok
+
+
 def test_a_map_entry_that_matches_nothing_and_a_rule_that_never_fires_are_warned_of(bench, cli):
     make_files(bench, {"src": {"a.txt": "read /scratch/u7/runs/x\n"}})
     rules = [
