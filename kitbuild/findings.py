@@ -21,6 +21,7 @@ Codes are grouped by the check that produces them:
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from dataclasses import dataclass
@@ -123,6 +124,7 @@ CHECKS: dict[str, str] = {
     "pages": "Pages",
     "figures": "Figures",
 }
+_COLUMN = re.compile(r"column (\d+): ")
 _GROUP = {"0": "schema", "1": "completeness", "2": "sums", "3": "provenance", "4": "digests", "5": "leaks", "6": "pages", "7": "figures", "8": "check", "9": "build"}
 # The title of each group of codes, as docs/findings.md and ``kitbuild explain`` show it.
 GROUP_TITLES: dict[str, str] = {**CHECKS, "check": "kitbuild check", "build": "kitbuild build"}
@@ -157,8 +159,11 @@ class Finding:
     def __str__(self) -> str:
         return f"{self.code} {self.where}: {self.message}"
 
-    def sort_key(self) -> tuple[str, int, str, str]:
-        return (self.path, self.line or 0, self.code, self.message)
+    def sort_key(self) -> tuple[str, int, str, int, str]:
+        """File, line, code, then column: a message that starts 'column 18: ' sorts before one at
+        column 125, as the line reads."""
+        column = _COLUMN.match(self.message)
+        return (self.path, self.line or 0, self.code, int(column.group(1)) if column else 0, self.message)
 
 
 def findings_markdown() -> str:

@@ -247,3 +247,10 @@ def test_workflow_command_escaping() -> None:
     finding = Finding("KB104", "x,y:z.json", "has sha256 ab…: 50% off\nsecond line", line=3)
     assert annotation(finding) == "::error file=x%2Cy%3Az.json,line=3,title=KB104::has sha256 ab…: 50% off%0Asecond line".replace("50% off", "50%25 off")
     assert annotation(Finding("KB201", "SHA256SUMS", "is missing"), "kits/k") == "::error file=kits/k/SHA256SUMS,title=KB201::is missing"
+
+
+def test_findings_on_one_line_are_listed_in_column_order() -> None:
+    # The column is part of the message: as text, 'column 125' sorts before 'column 18'.
+    findings = [Finding("KB901", "r/x.json", f"column {c}: a name", line=1) for c in (125, 18, 9)]
+    findings.append(Finding("KB901", "r/x.json", "a name in its own words", line=1))
+    assert [f.message for f in sorted(findings, key=Finding.sort_key)] == ["a name in its own words", "column 9: a name", "column 18: a name", "column 125: a name"]
