@@ -38,8 +38,8 @@ from kitbuild.shapes import escaped_before
 # Before a path: anything that would make the match the tail of a longer path.
 PATH_BEFORE = rb"[A-Za-z0-9_.~/-]"
 # After a path prefix: a '/', the end, or a character that cannot continue a file name in a
-# record (white space, quotes, separators).
-PATH_END = rb"(?=[/\s\"'`,;:()\[\]{}<>|\\]|\Z)"
+# record (white space, quotes, separators), or that ends a path in a URL ('?path=/scratch/u7&n=1').
+PATH_END = rb"(?=[/\s\"'`,;:()\[\]{}<>|\\?#&]|\Z)"
 # Before and after a name: what the leak gate counts as part of it too (shapes.name_bounded), so
 # that a rule rewrites every place the gate would find the name it names. '_' is no part of a host
 # name (RFC 1123): 'host_gpu-b17_rank0' names gpu-b17.
@@ -202,6 +202,7 @@ class Matcher:
             self._dotted = [self.primitive == "literal_names" and "." in k for k in self.pairs]
         bounds, replacements, dotted = _bounds_of(self.primitive), self._replacements, self._dotted
         before, ends, not_ends, end, size = bounds.before, bounds.ends, bounds.not_ends, bounds.end, len(data)
+        paths = self.primitive == "path_prefix"
         found = self._automaton.find_matches_as_indexes(data, overlapping=True)
         # By start, the longest first at one start: two stable sorts with keys made in C, by end
         # (last first), then by start (a sort by a key made in Python took a fifth of a rewrite).
@@ -214,11 +215,17 @@ class Matcher:
             # A letter that ends an escape starts a name or a path after it, as the leak gate reads
             # it ('\\ngpu-b17' in a JSON string); and a full host name may follow a '.' (a host in
             # its domain: 'x.gpu-b17.cluster.example.net').
-            if start < taken or (start and data[start - 1] in before and not (escaped_before(data, start) or data[start - 1] == 0x2E and dotted[i])):
+            first = start
+            if start and data[start - 1] in before and not (escaped_before(data, start) or data[start - 1] == 0x2E and dotted[i]):
+                # A path in a file URL names that path: 'file:///scratch/u7/a' becomes the kit path.
+                if not (paths and data[max(0, start - 7) : start].lower() == b"file://"):
+                    continue
+                first = start - 7
+            if first < taken:
                 continue
             after = data[stop] if stop < size else None
             if after in ends or (after not in not_ends and end.match(data, stop)):
-                hits.append((start, stop, replacements[i]))
+                hits.append((first, stop, replacements[i]))
                 taken = stop
         return hits
 

@@ -285,6 +285,8 @@ def test_yaml_parses_to_the_same_structure():
         ("literal_names", b"gpu-b17", b"host_gpu-b17_0 \\ngpu-b17 \x1b[1mgpu-b17 \\u001b[0;32mgpu-b17", b"host_R_0 \\nR \x1b[1mR \\u001b[0;32mR", 4),
         ("literal_names", b"b.example.net", b"a.b.example.net ab.example.net", b"a.R ab.example.net", 1),
         ("path_prefix", b"/x/ls", b"\\n/x/ls/a \x1b[2K/x/ls n/x/ls", b"\\nR/a \x1b[2KR n/x/ls", 2),
+        ("path_prefix", b"/x/ls", b"?p=/x/ls&n=1 /x/ls#top /x/ls?v /x/ls+old", b"?p=R&n=1 R#top R?v /x/ls+old", 3),
+        ("path_prefix", b"/x/ls", b"file:///x/ls/a FILE:///x/ls x/file:///x/ls file://h/x/ls", b"R/a R x/R file://h/x/ls", 3),
         ("literal_names", b"gpu-b17", b"gpu-b17._ gpu-b17.", b"R._ R.", 2),
         ("literal_names", b"aa", b"aaa", b"aaa", 0),
         ("literal_names", b"a", b"-aa a", b"-aa R", 1),
@@ -328,8 +330,15 @@ def regex_reference(primitive, pairs, data):
     keys = sorted(pairs, key=lambda k: (-len(k), k))
     # A full host name may follow a '.' (a host in its domain).
     starts = {k: b"(?:(?<!" + before + b")|" + ESCAPED + (b"|(?<=\\.)" if primitive == "literal_names" and "." in k else b"") + b")" for k in keys}
+    if primitive == "path_prefix":  # a path in a file URL, the URL's scheme and all
+        starts = {k: b"(?:(?i:file://)|" + start + b")" for k, start in starts.items()}
     pattern = regexlib.compile(b"(?:" + b"|".join(starts[k] + regexlib.escape(k.encode()) for k in keys) + b")" + end)
-    return pattern.subn(lambda m: pairs[m.group(0).decode()].encode(), data)
+
+    def written(match):
+        text = match.group(0)
+        return pairs[(text[7:] if text[:7].lower() == b"file://" else text).decode()].encode()
+
+    return pattern.subn(written, data)
 
 
 PATHS = {"/x/ls": "L", "/x/ls/a": "LA", "/scratch/u7": "old"}
@@ -337,7 +346,7 @@ BOXES = {"gpu-b17": "desktop", "gpu-b17.cluster.example.net": "desktop", "box": 
 # A thousand names that never occur, so that a rule with many names is checked too.
 UNUSED = {f"node-{i:04d}.cluster.example.net": f"n{i % 7}" for i in range(1000)}
 PIECES = ["/x/ls", "/a", "/x/ls/a", "-smoke", "/scratch/u7", "gpu-b17", ".cluster.example.net", "box", "a b", "b box",
-          "0", ".", "-", "/", " ", '"', "\n", "x", ".x", "_", "~", "a", "\\n", "\\", "\x1b[1m", "\\033[0;", "m"]
+          "0", ".", "-", "/", " ", '"', "\n", "x", ".x", "_", "~", "a", "\\n", "\\", "\x1b[1m", "\\033[0;", "m", "?", "&", "file://"]
 texts = st.lists(st.sampled_from(PIECES), max_size=40).map("".join).map(str.encode)
 
 
