@@ -23,8 +23,10 @@ Matchers work on bytes, so a file that is not UTF-8 is rewritten without being d
 from __future__ import annotations
 
 import re
+import unicodedata
 from operator import itemgetter
 from typing import Any, Mapping
+from urllib.parse import quote
 
 import ahocorasick_rs
 import regex
@@ -38,8 +40,31 @@ from kitbuild.shapes import escaped_before
 # Before a path: anything that would make the match the tail of a longer path.
 PATH_BEFORE = rb"[A-Za-z0-9_.~/-]"
 # After a path prefix: a '/', the end, or a character that cannot continue a file name in a
-# record (white space, quotes, separators), or that ends a path in a URL ('?path=/scratch/u7&n=1').
-PATH_END = rb"(?=[/\s\"'`,;:()\[\]{}<>|\\?#&]|\Z)"
+# record (white space, quotes, separators), or that ends a path in a URL ('?path=/scratch/u7&n=1')
+# or starts a percent escape ('%2Fscratch%2Fu7%2Fa', the path's percent-encoded spelling).
+PATH_END = rb"(?=[/\s\"'`,;:()\[\]{}<>|\\?#&%]|\Z)"
+_LOWER_HEX = re.compile(r"%[0-9A-F]{2}")
+
+
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+
+
+def _escape_ends(data: bytes, start: int, before: frozenset[int]) -> bool:
+    """Whether a JSON '\\uXXXX' escape ends right before ``start`` and stands for a character a
+    match may follow, as the leak gate's JSON view reads it: one past ASCII (Python's json writes
+    '“/scratch/u7' as '\\u201c/scratch/u7'), or one outside ``before`` ('\\u0022')."""
+    if start < 6 or data[start - 6 : start - 4] != b"\\u" or not all(c in _HEX for c in data[start - 4 : start]):
+        return False
+    code = int(data[start - 4 : start], 16)
+    return code >= 0x80 or code not in before
+
+
+def _not_in_names(data: bytes, at: int) -> bool:
+    """Whether the character at ``at`` (UTF-8, past ASCII) is a space, a punctuation mark or a
+    symbol, which no file name a record prints goes on with: a typographic quote after a path
+    ('“/scratch/u7”'), a no-break space, an arrow. A letter goes on with it ('lme-é')."""
+    char = data[at : at + 4].decode("utf-8", "replace")[0]
+    return char != "\ufffd" and unicodedata.category(char)[0] in "ZPS"
 # Before and after a name: what the leak gate counts as part of it too (shapes.name_bounded), so
 # that a rule rewrites every place the gate would find the name it names. '_' is no part of a host
 # name (RFC 1123): 'host_gpu-b17_rank0' names gpu-b17.
@@ -196,10 +221,12 @@ class Matcher:
         if not self.pairs:
             return []
         if self._automaton is None:
-            literals = [k.encode("utf-8") for k in self.pairs]
-            self._automaton = ahocorasick_rs.BytesAhoCorasick(literals)
-            self._replacements = [v.encode("utf-8") for v in self.pairs.values()]
-            self._dotted = [self.primitive == "literal_names" and "." in k for k in self.pairs]
+            spellings = [(form, key, word) for key, word in self.pairs.items() for form in self._spellings(key)]
+            self._automaton = ahocorasick_rs.BytesAhoCorasick([form.encode("utf-8") for form, _, _ in spellings])
+            # A spelling's replacement is the word as it is: JSON and a URL read it so, and verify
+            # counts the word as written (kitdocs.word_forms).
+            self._replacements = [word.encode("utf-8") for _, _, word in spellings]
+            self._dotted = [self.primitive == "literal_names" and "." in key for _, key, _ in spellings]
         bounds, replacements, dotted = _bounds_of(self.primitive), self._replacements, self._dotted
         before, ends, not_ends, end, size = bounds.before, bounds.ends, bounds.not_ends, bounds.end, len(data)
         paths = self.primitive == "path_prefix"
@@ -216,7 +243,7 @@ class Matcher:
             # it ('\\ngpu-b17' in a JSON string); and a full host name may follow a '.' (a host in
             # its domain: 'x.gpu-b17.cluster.example.net').
             first = start
-            if start and data[start - 1] in before and not (escaped_before(data, start) or data[start - 1] == 0x2E and dotted[i]):
+            if start and data[start - 1] in before and not (escaped_before(data, start) or data[start - 1] == 0x2E and dotted[i] or _escape_ends(data, start, before)):
                 # A path in a file URL names that path: 'file:///scratch/u7/a' becomes the kit path.
                 if not (paths and data[max(0, start - 7) : start].lower() == b"file://"):
                     continue
@@ -224,10 +251,19 @@ class Matcher:
             if first < taken:
                 continue
             after = data[stop] if stop < size else None
-            if after in ends or (after not in not_ends and end.match(data, stop)):
+            if after in ends or (after not in not_ends and end.match(data, stop)) or (paths and after is not None and after >= 0x80 and _not_in_names(data, stop)):
                 hits.append((first, stop, replacements[i]))
                 taken = stop
         return hits
+
+    def _spellings(self, key: str) -> list[str]:
+        """How a record may spell ``key``: as it is; and a path also as a JSON encoder that
+        escapes '/' writes it (PHP's), and percent-encoded, as a URL's query holds it, in either
+        case of hex. The leak gate reads all of these (kitbuild.leakviews)."""
+        if self.primitive != "path_prefix":
+            return [key]
+        encoded = quote(key, safe="")
+        return list(dict.fromkeys([key, key.replace("/", "\\/"), encoded, _LOWER_HEX.sub(lambda m: m.group(0).lower(), encoded)]))
 
     def _withheld_hits(self, data: bytes) -> list[Hit]:
         if not self.withheld:

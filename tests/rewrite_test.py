@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.parse
 
 import pytest
 import regex as regexlib
@@ -287,6 +288,13 @@ def test_yaml_parses_to_the_same_structure():
         ("path_prefix", b"/x/ls", b"\\n/x/ls/a \x1b[2K/x/ls n/x/ls", b"\\nR/a \x1b[2KR n/x/ls", 2),
         ("path_prefix", b"/x/ls", b"?p=/x/ls&n=1 /x/ls#top /x/ls?v /x/ls+old", b"?p=R&n=1 R#top R?v /x/ls+old", 3),
         ("path_prefix", b"/x/ls", b"file:///x/ls/a FILE:///x/ls x/file:///x/ls file://h/x/ls", b"R/a R x/R file://h/x/ls", 3),
+        # Its other spellings: JSON's escaped '/', and percent-encoded (in a URL's query).
+        ("path_prefix", b"/x/ls", b'"\\/x\\/ls\\/a" ?p=%2Fx%2Fls%2Fa&q=%2fx%2fls %2Fx%2Fls0', b'"R\\/a" ?p=R%2Fa&q=R %2Fx%2Fls0', 3),
+        # A space, punctuation or a symbol past ASCII ends it; a letter does not.
+        ("path_prefix", b"/x/ls", "“/x/ls” /x/ls\u00a0x /x/ls→ /x/lsé".encode(), "“R” R\u00a0x R→ /x/lsé".encode(), 3),
+        # After a JSON '\\u' escape of a character it may follow (as Python's json writes '“'), not of a letter.
+        ("path_prefix", b"/x/ls", b"\\u201c/x/ls \\u0022/x/ls \\u0041/x/ls", b"\\u201cR \\u0022R \\u0041/x/ls", 2),
+        ("literal_names", b"gpu-b17", b"\\u201cgpu-b17 \\u00e9gpu-b17 \\u0041gpu-b17", b"\\u201cR \\u00e9R \\u0041gpu-b17", 2),
         ("literal_names", b"gpu-b17", b"gpu-b17._ gpu-b17.", b"R._ R.", 2),
         ("literal_names", b"aa", b"aaa", b"aaa", 0),
         ("literal_names", b"a", b"-aa a", b"-aa R", 1),
@@ -327,9 +335,19 @@ ESCAPED = rb"(?<=\\[nrtbf])|(?<=(?:\x1b|\\033|\\e|\\x1[bB]|\\u001[bB])\[[0-9;?]{
 # The rule as one regular expression, as its docs state it: the reference the matcher must give.
 def regex_reference(primitive, pairs, data):
     before, end = (PATH_BEFORE, PATH_END) if primitive == "path_prefix" else (NAME_BEFORE, NAME_END)
+    if primitive == "path_prefix":  # a path's other spellings: '/' JSON-escaped, and percent-encoded
+        spelt = {}
+        for key, word in pairs.items():
+            encoded = urllib.parse.quote(key, safe="")
+            for form in (key, key.replace("/", "\\/"), encoded, re.sub("%..", lambda m: m.group(0).lower(), encoded)):
+                spelt[form] = word
+        pairs = spelt
     keys = sorted(pairs, key=lambda k: (-len(k), k))
     # A full host name may follow a '.' (a host in its domain).
-    starts = {k: b"(?:(?<!" + before + b")|" + ESCAPED + (b"|(?<=\\.)" if primitive == "literal_names" and "." in k else b"") + b")" for k in keys}
+    # A JSON '\\uXXXX' escape of a character the boundary lets a match follow: past ASCII, or not in BEFORE.
+    free = [b"%04x" % c for c in range(128) if not re.match(before, bytes([c]))]
+    unicode = b"|(?<=\\\\u(?i:00[89a-f][0-9a-f]|0[1-9a-f][0-9a-f]{2}|[1-9a-f][0-9a-f]{3}|" + b"|".join(free) + b"))"
+    starts = {k: b"(?:(?<!" + before + b")|" + ESCAPED + unicode + (b"|(?<=\\.)" if primitive == "literal_names" and "." in k else b"") + b")" for k in keys}
     if primitive == "path_prefix":  # a path in a file URL, the URL's scheme and all
         starts = {k: b"(?:(?i:file://)|" + start + b")" for k, start in starts.items()}
     pattern = regexlib.compile(b"(?:" + b"|".join(starts[k] + regexlib.escape(k.encode()) for k in keys) + b")" + end)
@@ -346,7 +364,7 @@ BOXES = {"gpu-b17": "desktop", "gpu-b17.cluster.example.net": "desktop", "box": 
 # A thousand names that never occur, so that a rule with many names is checked too.
 UNUSED = {f"node-{i:04d}.cluster.example.net": f"n{i % 7}" for i in range(1000)}
 PIECES = ["/x/ls", "/a", "/x/ls/a", "-smoke", "/scratch/u7", "gpu-b17", ".cluster.example.net", "box", "a b", "b box",
-          "0", ".", "-", "/", " ", '"', "\n", "x", ".x", "_", "~", "a", "\\n", "\\", "\x1b[1m", "\\033[0;", "m", "?", "&", "file://"]
+          "0", ".", "-", "/", " ", '"', "\n", "x", ".x", "_", "~", "a", "\\n", "\\", "\x1b[1m", "\\033[0;", "m", "?", "&", "file://", "%2F", "%2fx%2fls", "\\/x\\/ls", "\\u201c", "\\u0041", "\\u0022", "\\u00E9"]
 texts = st.lists(st.sampled_from(PIECES), max_size=40).map("".join).map(str.encode)
 
 

@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import urllib.parse
 
 import pytest
 
@@ -548,7 +549,8 @@ def test_a_thousand_box_names_are_rewritten_in_their_field_and_stopped_by_the_ga
 
 def test_the_rules_rewrite_every_place_the_gate_reads_their_names_and_paths(bench):
     """A log line kept in a JSON string follows a '\\n', a coloured one a terminal code, a rank's
-    name joins the host with '_', and a URL holds a path after 'file://' or in its query: the gate
+    name joins the host with '_', and a URL holds a path after 'file://' or in its query, percent-encoded or not,
+    PHP's JSON escapes each '/', a note quotes a path with typographic quotes: the gate
     reads the name or path there, so the rule the researcher wrote must rewrite it there too, and
     the kit must verify clean."""
     from kitbuild import verify
@@ -557,16 +559,21 @@ def test_the_rules_rewrite_every_place_the_gate_reads_their_names_and_paths(benc
         {"log": f"loading\n{SAMPLE_MAP_KEY}/a0/run.json\ngpu-b17 ready", "rank": "host_gpu-b17_rank0"},
         {"log": f"\x1b[1;32mgpu-b17\x1b[0m wrote \x1b[2K{SAMPLE_MAP_KEY}/a1", "peer": "x.gpu-b17.cluster.example.net"},
         {"model": f"file://{SAMPLE_MAP_KEY}/a0/model.pt", "board": f"http://localhost:6006/?logdir={SAMPLE_MAP_KEY}&run=a0#scalars"},
+        {"link": "/runs?p=" + urllib.parse.quote(SAMPLE_MAP_KEY + "/a2", safe=""), "note": f"“{SAMPLE_MAP_KEY}” holds it"},
     ]
-    make_files(bench, {"src": {"rows.ndjson": "".join(json.dumps(line) + "\n" for line in lines)}})
-    rules = [{"use": "record-path-to-kit-path", "with": {"map": {SAMPLE_MAP_KEY: "earlier"}}}, {"use": "box-name-to-role", "with": {"names": SAMPLE_NAMES}}]
+    # (PHP's JSON escapes every '/': the last line is written so.)
+    rows = "".join(json.dumps(line) + "\n" for line in lines) + json.dumps({"php": f"{SAMPLE_MAP_KEY}/a3"}).replace("/", "\\/") + "\n"
+    make_files(bench, {"src": {"rows.ndjson": rows}})
+    rules = [{"use": "record-path-to-kit-path", "with": {"map": {SAMPLE_MAP_KEY: "earlier/lme"}}}, {"use": "box-name-to-role", "with": {"names": SAMPLE_NAMES}}]
     write_kit(bench, sources=[{"path": "src", "as": "run"}], rules=rules)
     build("kit.yaml")
     out = [json.loads(line) for line in (bench / "kit/run/rows.ndjson").read_text().splitlines()]
     assert out == [
-        {"log": "loading\nearlier/a0/run.json\ndesktop ready", "rank": "host_desktop_rank0"},
-        {"log": "\x1b[1;32mdesktop\x1b[0m wrote \x1b[2Kearlier/a1", "peer": "x.desktop"},
-        {"model": "earlier/a0/model.pt", "board": "http://localhost:6006/?logdir=earlier&run=a0#scalars"},
+        {"log": "loading\nearlier/lme/a0/run.json\ndesktop ready", "rank": "host_desktop_rank0"},
+        {"log": "\x1b[1;32mdesktop\x1b[0m wrote \x1b[2Kearlier/lme/a1", "peer": "x.desktop"},
+        {"model": "earlier/lme/a0/model.pt", "board": "http://localhost:6006/?logdir=earlier/lme&run=a0#scalars"},
+        {"link": "/runs?p=earlier/lme%2Fa2", "note": "“earlier/lme” holds it"},
+        {"php": "earlier/lme/a3"},
     ]
     assert verify(bench / "kit").ok
 
