@@ -50,12 +50,16 @@ _HEX = frozenset(b"0123456789abcdefABCDEF")
 
 
 def _escape_ends(data: bytes, start: int, before: frozenset[int]) -> bool:
-    """Whether a JSON '\\uXXXX' escape ends right before ``start`` and stands for a character a
-    match may follow, as the leak gate's JSON view reads it: one past ASCII (Python's json writes
-    '“/scratch/u7' as '\\u201c/scratch/u7'), or one outside ``before`` ('\\u0022')."""
-    if start < 6 or data[start - 6 : start - 4] != b"\\u" or not all(c in _HEX for c in data[start - 4 : start]):
+    """Whether a JSON '\\uXXXX' escape or a URL's '%XX' ends right before ``start`` and stands for
+    a character a match may follow, as the leak gate's views read it: one past ASCII (Python's
+    json writes '“/scratch/u7' as '\\u201c/scratch/u7'), or one outside ``before`` ('%20gpu-b17'
+    in a query, 'ran on gpu-b17' percent-encoded)."""
+    if start >= 6 and data[start - 6 : start - 4] == b"\\u" and all(c in _HEX for c in data[start - 4 : start]):
+        code = int(data[start - 4 : start], 16)
+    elif start >= 3 and data[start - 3] == 0x25 and data[start - 2] in _HEX and data[start - 1] in _HEX:
+        code = int(data[start - 2 : start], 16)
+    else:
         return False
-    code = int(data[start - 4 : start], 16)
     return code >= 0x80 or code not in before
 
 

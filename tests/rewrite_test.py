@@ -295,6 +295,7 @@ def test_yaml_parses_to_the_same_structure():
         # After a JSON '\\u' escape of a character it may follow (as Python's json writes '“'), not of a letter.
         ("path_prefix", b"/x/ls", b"\\u201c/x/ls \\u0022/x/ls \\u0041/x/ls", b"\\u201cR \\u0022R \\u0041/x/ls", 2),
         ("literal_names", b"gpu-b17", b"\\u201cgpu-b17 \\u00e9gpu-b17 \\u0041gpu-b17", b"\\u201cR \\u00e9R \\u0041gpu-b17", 2),
+        ("literal_names", b"gpu-b17", b"ran%20on%20gpu-b17 %2Fgpu-b17 %41gpu-b17 %E2%80%9Cgpu-b17", b"ran%20on%20R %2FR %41gpu-b17 %E2%80%9CR", 3),
         ("literal_names", b"gpu-b17", b"gpu-b17._ gpu-b17.", b"R._ R.", 2),
         ("literal_names", b"aa", b"aaa", b"aaa", 0),
         ("literal_names", b"a", b"-aa a", b"-aa R", 1),
@@ -344,9 +345,11 @@ def regex_reference(primitive, pairs, data):
         pairs = spelt
     keys = sorted(pairs, key=lambda k: (-len(k), k))
     # A full host name may follow a '.' (a host in its domain).
-    # A JSON '\\uXXXX' escape of a character the boundary lets a match follow: past ASCII, or not in BEFORE.
+    # A JSON '\\uXXXX' escape or a URL's '%XX' of a character the boundary lets a match follow:
+    # past ASCII, or not in BEFORE.
     free = [b"%04x" % c for c in range(128) if not re.match(before, bytes([c]))]
     unicode = b"|(?<=\\\\u(?i:00[89a-f][0-9a-f]|0[1-9a-f][0-9a-f]{2}|[1-9a-f][0-9a-f]{3}|" + b"|".join(free) + b"))"
+    unicode += b"|(?<=%(?i:[89a-f][0-9a-f]|" + b"|".join(f[2:] for f in free) + b"))"  # and a URL's '%XX'
     starts = {k: b"(?:(?<!" + before + b")|" + ESCAPED + unicode + (b"|(?<=\\.)" if primitive == "literal_names" and "." in k else b"") + b")" for k in keys}
     if primitive == "path_prefix":  # a path in a file URL, the URL's scheme and all
         starts = {k: b"(?:(?i:file://)|" + start + b")" for k, start in starts.items()}
@@ -364,7 +367,7 @@ BOXES = {"gpu-b17": "desktop", "gpu-b17.cluster.example.net": "desktop", "box": 
 # A thousand names that never occur, so that a rule with many names is checked too.
 UNUSED = {f"node-{i:04d}.cluster.example.net": f"n{i % 7}" for i in range(1000)}
 PIECES = ["/x/ls", "/a", "/x/ls/a", "-smoke", "/scratch/u7", "gpu-b17", ".cluster.example.net", "box", "a b", "b box",
-          "0", ".", "-", "/", " ", '"', "\n", "x", ".x", "_", "~", "a", "\\n", "\\", "\x1b[1m", "\\033[0;", "m", "?", "&", "file://", "%2F", "%2fx%2fls", "\\/x\\/ls", "\\u201c", "\\u0041", "\\u0022", "\\u00E9"]
+          "0", ".", "-", "/", " ", '"', "\n", "x", ".x", "_", "~", "a", "\\n", "\\", "\x1b[1m", "\\033[0;", "m", "?", "&", "file://", "%2F", "%2fx%2fls", "\\/x\\/ls", "\\u201c", "\\u0041", "\\u0022", "\\u00E9", "%20", "%41", "%e2%80%9c"]
 texts = st.lists(st.sampled_from(PIECES), max_size=40).map("".join).map(str.encode)
 
 
