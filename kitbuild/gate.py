@@ -51,6 +51,10 @@ def gate_findings(findings: list[Finding], private: Mapping[str, str]) -> list[F
     return sorted(shown, key=Finding.sort_key)
 
 
+# How the description of a private string a rule names ends (kitbuild.config): 'a name that
+# 'desktop' stands for (rules[1])'.
+_NAMED_BY_A_RULE = " stands for (rules["
+
 # The findings whose advice is a rule, which a binary file's copy is beyond.
 _REWRITABLE = frozenset({"KB901", "KB902", "KB903", "KB502", "KB503"})
 
@@ -76,6 +80,11 @@ def finding_advice(findings: list[Finding], copied: Collection[str] = ()) -> lis
     advice = [f"{code}: {_ADVICE[code]}." for code in sorted({f.code for f in findings}) if code in _ADVICE]
     if any(f.path in copied and f.code in _REWRITABLE and not IN_COMPRESSED.match(f.message) for f in findings):
         advice.append("A rule never rewrites inside a binary file (a SQLite database, a pickle, a NumPy array: build copies it as it is): make the file again in the bench without the private text, or exclude it.")
+    if any(f.code == "KB901" and _NAMED_BY_A_RULE in f.message and f.path not in copied for f in findings):
+        advice.append(
+            "A finding that names a rule (rules[N]) is a string that rule rewrites, written here in a form it does not: in another case of its letters (add that spelling to its 'names' or 'map'), "
+            "inside a longer name or path (add that one whole), outside the rule's 'fields', or encoded in a way no rule rewrites (base64, UTF-16, HTML's '&#47;': write the record again in the bench, or exclude the file)."
+        )
     zlib = [f for f in findings if IN_COMPRESSED.match(f.message) and "in its zlib content" in f.message]
     if zlib:
         advice.append("A PDF's streams, a PNG's text chunks and git's objects are read decompressed too, and a rule never rewrites inside them: make the file again without the private text (a figure's title or labels, the metadata its program wrote), or exclude the file (a .git folder: 'exclude: [\".git/**\"]' on its source).")

@@ -628,6 +628,18 @@ def test_a_map_entry_seen_only_in_a_file_whose_digests_are_withheld_is_not_warne
     assert [w["code"] for w in document["warnings"]] == []
 
 
+@pytest.mark.parametrize("printed, says", [("GPU-B17", True), ("gpu-b17.other.net", True), ("/home/ada/x", False)])
+def test_a_string_a_rule_names_but_did_not_rewrite_is_explained(bench, printed, says):
+    """The build names the rule that stands for the string; its advice says why that rule left it
+    (another case, a longer name, another field, an encoding) and what to do."""
+    make_files(bench, {"src": {"notes.txt": f"ran on {printed}\n"}})
+    write_kit(bench, sources=[{"path": "src", "as": "run"}], rules=[{"use": "box-name-to-role", "with": {"names": SAMPLE_NAMES}}])
+    with pytest.raises(LeakError) as err:
+        build("kit.yaml")
+    assert ("A finding that names a rule (rules[N]) is a string that rule rewrites, written here in a form it does not" in str(err.value)) == says
+    assert ("add that spelling to its 'names' or 'map'" in str(err.value)) == says
+
+
 @pytest.mark.parametrize("name", ["events.out.tfevents.1700000000.gpu07.lab.example.org.1234.0", "gpu07.log", "GPU07_rank0.txt"])
 def test_a_file_named_after_a_private_machine_stops_the_build_and_the_dry_run(bench, cli, name):
     # A rule never renames a file, and index.json, SHA256SUMS and the pages print every name.
