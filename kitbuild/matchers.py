@@ -43,10 +43,20 @@ PATH_BEFORE = rb"[A-Za-z0-9_.~/-]"
 # record (white space, quotes, separators), or that ends a path in a URL ('?path=/scratch/u7&n=1')
 # or starts a percent escape ('%2Fscratch%2Fu7%2Fa', the path's percent-encoded spelling).
 PATH_END = rb"(?=[/\s\"'`,;:()\[\]{}<>|\\?#&%]|\Z)"
-_LOWER_HEX = re.compile(r"%[0-9A-F]{2}")
-
-
+# Before and after a name: what the leak gate counts as part of it too (shapes.name_bounded), so
+# that a rule rewrites every place the gate would find the name it names. '_' is no part of a host
+# name (RFC 1123): 'host_gpu-b17_rank0' names gpu-b17.
+NAME_BEFORE = rb"[A-Za-z0-9.-]"
+# A host name ends where no further label follows: 'gpu-b17' must not fire inside 'gpu-b170',
+# nor in 'gpu-b17.other.net', but does fire before a full stop that ends a sentence.
+NAME_END = rb"(?![A-Za-z0-9-]|\.[A-Za-z0-9])"
+_BOUNDARIES = {
+    "path_prefix": (re.compile(PATH_BEFORE), re.compile(PATH_END)),
+    "literal_names": (re.compile(NAME_BEFORE), re.compile(NAME_END)),
+}
+# Percent-encoding's hex digits, as a URL may write them (kitbuild.leakviews reads either case).
 _HEX = frozenset(b"0123456789abcdefABCDEF")
+_UPPER_HEX = re.compile(r"%[0-9A-F]{2}")
 
 
 def _escape_ends(data: bytes, start: int, before: frozenset[int]) -> bool:
@@ -69,17 +79,6 @@ def _not_in_names(data: bytes, at: int) -> bool:
     ('“/scratch/u7”'), a no-break space, an arrow. A letter goes on with it ('lme-é')."""
     char = data[at : at + 4].decode("utf-8", "replace")[0]
     return char != "\ufffd" and unicodedata.category(char)[0] in "ZPS"
-# Before and after a name: what the leak gate counts as part of it too (shapes.name_bounded), so
-# that a rule rewrites every place the gate would find the name it names. '_' is no part of a host
-# name (RFC 1123): 'host_gpu-b17_rank0' names gpu-b17.
-NAME_BEFORE = rb"[A-Za-z0-9.-]"
-# A host name ends where no further label follows: 'gpu-b17' must not fire inside 'gpu-b170',
-# nor in 'gpu-b17.other.net', but does fire before a full stop that ends a sentence.
-NAME_END = rb"(?![A-Za-z0-9-]|\.[A-Za-z0-9])"
-_BOUNDARIES = {
-    "path_prefix": (re.compile(PATH_BEFORE), re.compile(PATH_END)),
-    "literal_names": (re.compile(NAME_BEFORE), re.compile(NAME_END)),
-}
 
 
 class _Bounds:
@@ -267,7 +266,7 @@ class Matcher:
         if self.primitive != "path_prefix":
             return [key]
         encoded = quote(key, safe="")
-        return list(dict.fromkeys([key, key.replace("/", "\\/"), encoded, _LOWER_HEX.sub(lambda m: m.group(0).lower(), encoded)]))
+        return list(dict.fromkeys([key, key.replace("/", "\\/"), encoded, _UPPER_HEX.sub(lambda m: m.group(0).lower(), encoded)]))
 
     def _withheld_hits(self, data: bytes) -> list[Hit]:
         if not self.withheld:
