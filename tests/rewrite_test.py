@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import urllib.parse
@@ -335,6 +336,19 @@ ESCAPED = rb"(?<=\\[nrtbf])|(?<=(?:\x1b|\\033|\\e|\\x1[bB]|\\u001[bB])\[[0-9;?]{
 
 # The rule as one regular expression, as its docs state it: the reference the matcher must give.
 def regex_reference(primitive, pairs, data):
+    pattern, spelt = _reference_pattern(primitive, tuple(sorted(pairs.items())))
+
+    def written(match):
+        text = match.group(0)
+        return spelt[(text[7:] if text[:7].lower() == b"file://" else text).decode()].encode()
+
+    return pattern.subn(written, data)
+
+
+@functools.lru_cache(maxsize=None)
+def _reference_pattern(primitive, items):
+    """The reference's one regex, and each spelling's word: compiled once for each rule."""
+    pairs = dict(items)
     before, end = (PATH_BEFORE, PATH_END) if primitive == "path_prefix" else (NAME_BEFORE, NAME_END)
     if primitive == "path_prefix":  # a path's other spellings: '/' JSON-escaped, and percent-encoded
         spelt = {}
@@ -343,23 +357,20 @@ def regex_reference(primitive, pairs, data):
             for form in (key, key.replace("/", "\\/"), encoded, re.sub("%..", lambda m: m.group(0).lower(), encoded)):
                 spelt[form] = word
         pairs = spelt
-    keys = sorted(pairs, key=lambda k: (-len(k), k))
-    # A full host name may follow a '.' (a host in its domain).
-    # A JSON '\\uXXXX' escape or a URL's '%XX' of a character the boundary lets a match follow:
-    # past ASCII, or not in BEFORE.
+
+    def alternation(keys):
+        return b"(?:" + b"|".join(regexlib.escape(k.encode()) for k in sorted(keys, key=lambda k: (-len(k), k))) + b")"
+
+    # Where a match may start: no BEFORE byte, or after an escape: a letter's (ESCAPED), or a JSON
+    # '\\uXXXX' or a URL's '%XX' of a character past ASCII or not in BEFORE.
     free = [b"%04x" % c for c in range(128) if not re.match(before, bytes([c]))]
-    unicode = b"|(?<=\\\\u(?i:00[89a-f][0-9a-f]|0[1-9a-f][0-9a-f]{2}|[1-9a-f][0-9a-f]{3}|" + b"|".join(free) + b"))"
-    unicode += b"|(?<=%(?i:[89a-f][0-9a-f]|" + b"|".join(f[2:] for f in free) + b"))"  # and a URL's '%XX'
-    starts = {k: b"(?:(?<!" + before + b")|" + ESCAPED + unicode + (b"|(?<=\\.)" if primitive == "literal_names" and "." in k else b"") + b")" for k in keys}
-    if primitive == "path_prefix":  # a path in a file URL, the URL's scheme and all
-        starts = {k: b"(?:(?i:file://)|" + start + b")" for k, start in starts.items()}
-    pattern = regexlib.compile(b"(?:" + b"|".join(starts[k] + regexlib.escape(k.encode()) for k in keys) + b")" + end)
-
-    def written(match):
-        text = match.group(0)
-        return pairs[(text[7:] if text[:7].lower() == b"file://" else text).decode()].encode()
-
-    return pattern.subn(written, data)
+    start = b"(?:(?<!" + before + b")|" + ESCAPED + b"|(?<=\\\\u(?i:00[89a-f][0-9a-f]|0[1-9a-f][0-9a-f]{2}|[1-9a-f][0-9a-f]{3}|" + b"|".join(free) + b"))"
+    start += b"|(?<=%(?i:[89a-f][0-9a-f]|" + b"|".join(f[2:] for f in free) + b")))"
+    if primitive == "path_prefix":  # and a path in a file URL, the URL's scheme and all
+        body = b"(?:(?i:file://)|" + start + b")" + alternation(pairs)
+    else:  # and a full host name after a '.' (a host in its domain), where no other may start
+        body = b"(?:" + start + alternation(pairs) + b"|(?<=\\.)" + alternation([k for k in pairs if "." in k]) + b")"
+    return regexlib.compile(body + end), pairs
 
 
 PATHS = {"/x/ls": "L", "/x/ls/a": "LA", "/scratch/u7": "old"}
