@@ -22,6 +22,7 @@ Matchers work on bytes, so a file that is not UTF-8 is rewritten without being d
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from operator import itemgetter
@@ -57,6 +58,26 @@ _BOUNDARIES = {
 # Percent-encoding's hex digits, as a URL may write them (kitbuild.leakviews reads either case).
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 _UPPER_HEX = re.compile(r"%[0-9A-F]{2}")
+
+
+def path_spellings(path: str) -> list[str]:
+    """How a record may spell ``path``, the path itself first: as JSON writes it with ASCII
+    escapes ('/home/jos\\u00e9' for '/home/josé') or with each '/' escaped ('\\/home\\/ada', as
+    PHP does), and percent-encoded, as a URL's query holds it, in either case of hex. The leak
+    gate reads each (kitbuild.leakviews), so the path rule rewrites each, and build's warning of a
+    map entry no file holds (KB905) looks for each."""
+    forms = [path]
+    escaped = json.dumps(path)[1:-1]
+    if not path.isascii() and "\\" not in escaped.replace("\\u", ""):
+        forms.append(escaped)
+    encoded = quote(path, safe="")
+    forms += [path.replace("/", "\\/"), encoded, _UPPER_HEX.sub(lambda m: m.group(0).lower(), encoded)]
+    return list(dict.fromkeys(forms))
+
+
+# How the spellings path_spellings adds past ASCII escapes start: the automaton that holds them
+# reads only data that holds one of these.
+_SPELT_STARTS = ("\\/", "%")
 
 
 def _escape_ends(data: bytes, start: int, before: frozenset[int]) -> bool:
@@ -168,7 +189,7 @@ class Matcher:
         worker process, not pickled."""
         self._regex = None
         self._automaton: ahocorasick_rs.BytesAhoCorasick | None = None
-        self._spelt: ahocorasick_rs.BytesAhoCorasick | None = None  # every spelling (see _spellings)
+        self._spelt: ahocorasick_rs.BytesAhoCorasick | None = None  # every spelling (path_spellings)
         self._replacements: list[bytes] = []
         self._dotted: list[bool] = []
 
@@ -225,12 +246,13 @@ class Matcher:
         if not self.pairs:
             return []
         if self._automaton is None:
-            # The keys as they are first, then their other spellings: the automaton of the keys
-            # alone numbers them as the one of all spellings does.
-            spellings = [(key, key, word) for key, word in self.pairs.items()]
-            spellings += [(form, key, word) for key, word in self.pairs.items() for form in self._spellings(key)[1:]]
-            self._automaton = ahocorasick_rs.BytesAhoCorasick([key.encode("utf-8") for key in self.pairs])
-            if len(spellings) > len(self.pairs):
+            # Each key in the spellings a record gives it; those that start '\\/' or '%' last: the
+            # automaton of the others numbers them as the one of all spellings does.
+            forms = path_spellings if self.primitive == "path_prefix" else (lambda key: [key])
+            spellings = sorted(((form, key, word) for key, word in self.pairs.items() for form in forms(key)), key=lambda s: s[0].startswith(_SPELT_STARTS))
+            plain = [form.encode("utf-8") for form, _, _ in spellings if not form.startswith(_SPELT_STARTS)]
+            self._automaton = ahocorasick_rs.BytesAhoCorasick(plain)
+            if len(spellings) > len(plain):
                 self._spelt = ahocorasick_rs.BytesAhoCorasick([form.encode("utf-8") for form, _, _ in spellings])
             # A spelling's replacement is the word as it is: JSON and a URL read it so, and verify
             # counts the word as written (kitdocs.word_forms).
@@ -271,15 +293,6 @@ class Matcher:
                 taken = stop
         return hits
 
-    def _spellings(self, key: str) -> list[str]:
-        """How a record may spell ``key``: as it is; and a path also as a JSON encoder that
-        escapes '/' writes it (PHP's), and percent-encoded, as a URL's query holds it, in either
-        case of hex. The leak gate reads all of these (kitbuild.leakviews)."""
-        if self.primitive != "path_prefix":
-            return [key]
-        encoded = quote(key, safe="")
-        return list(dict.fromkeys([key, key.replace("/", "\\/"), encoded, _UPPER_HEX.sub(lambda m: m.group(0).lower(), encoded)]))
-
     def _withheld_hits(self, data: bytes) -> list[Hit]:
         if not self.withheld:
             return []
@@ -295,7 +308,8 @@ class Matcher:
     def private_strings(self) -> dict[str, str]:
         """The strings this matcher removes, each with a description safe to print in a log."""
         if self.primitive == "path_prefix":
-            return {k: f"a private path that {v!r} stands for" for k, v in self.pairs.items()}
+            # (A path's spellings past ASCII escapes are the gate's views to decode.)
+            return {form: f"a private path that {v!r} stands for" for k, v in self.pairs.items() for form in path_spellings(k) if not form.startswith(_SPELT_STARTS)}
         if self.primitive == "literal_names":
             return {k: f"a name that {v!r} stands for" for k, v in self.pairs.items()}
         return {}

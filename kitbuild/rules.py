@@ -10,7 +10,6 @@ rule file of the same shape.
 from __future__ import annotations
 
 import functools
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -54,13 +53,7 @@ class Rule:
         if self.primitive == "path_prefix":
             pairs = {k.rstrip("/") or "/": v.strip("/") for k, v in (sources or {}).items()}
             pairs.update({k.rstrip("/") or "/": str(v).strip("/") for k, v in merged.get("map", {}).items()})
-            # A JSON record written with ASCII escapes prints '/home/jos\u00e9' for '/home/josé':
-            # that spelling is the same path, and names the same kit folder.
-            for k, v in list(pairs.items()):
-                escaped = json.dumps(k)[1:-1]
-                if not k.isascii() and "\\" not in escaped.replace("\\u", ""):
-                    pairs.setdefault(escaped, v)
-            return Matcher("path_prefix", pairs=pairs)
+            return Matcher("path_prefix", pairs=pairs)  # each in every spelling (matchers.path_spellings)
         if self.primitive == "literal_names":
             return Matcher("literal_names", pairs=merged.get("names", {}), fields=merged.get("fields"))
         if self.primitive == "digest":

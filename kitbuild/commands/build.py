@@ -28,6 +28,7 @@ from kitbuild.hashing import BlockHasher
 from kitbuild.jsonfile import dump_json, dump_json_pieces
 from kitbuild.kitdocs import placeholders_of, read_docs, word_forms
 from kitbuild.kitfs import FolderKit
+from kitbuild.matchers import path_spellings
 from kitbuild.matchers import Matcher
 from kitbuild.metadata import METADATA_FILES
 from kitbuild.lines import BLOCK_SIZE, line_chunks
@@ -105,7 +106,7 @@ class Work:
     plan: Plan
     collect: bool
     # The map entries' paths, each looked for in the sources as they are read (see _unused).
-    map_keys: tuple[bytes, ...] = ()
+    map_keys: tuple[tuple[bytes, ...], ...] = ()  # each map key in the spellings the rule reads
 
 
 def write_file(work: Work, job: tuple[str, str, str]) -> FileResult:
@@ -123,7 +124,7 @@ def write_file(work: Work, job: tuple[str, str, str]) -> FileResult:
         for chunk in chunks:
             if source_hash is not None:
                 source_hash.update(chunk)
-            seen.update(k for k, key in enumerate(work.map_keys) if k not in seen and key in chunk)
+            seen.update(k for k, forms in enumerate(work.map_keys) if k not in seen and any(form in chunk for form in forms))
             out = chunk if binary else rewriter.feed(chunk)
             sink.write(out)
             observer.feed(out)
@@ -212,7 +213,7 @@ def build(
     if named:
         raise LeakError(names_message(named), named)
     with Staging(target, dry_run) as staging:
-        work = Work(matchers, plan, dry_run, tuple(key.encode("utf-8") for key, _ in map_keys))
+        work = Work(matchers, plan, dry_run, tuple(tuple(form.encode("utf-8") for form in path_spellings(key)) for key, _ in map_keys))
         results = _write_all(files, work, staging.path, workers, progress)
         del files  # (what is left of each file is its result: a kit of 100,000 files holds 100,000)
         results = _withhold(config, matchers, work, results, staging.path, workers, progress)

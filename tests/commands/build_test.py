@@ -594,6 +594,18 @@ def test_a_map_entry_that_matches_nothing_and_a_rule_that_never_fires_are_warned
     assert document["ok"] is True and [w["code"] for w in document["warnings"]] == ["KB905", "KB906"]
 
 
+@pytest.mark.parametrize("printed", ["\\/scratch\\/u7\\/runs\\/x", "%2Fscratch%2Fu7%2Fruns%2Fx", "/home/jos\\u00e9/x"])
+def test_a_map_entry_printed_only_in_another_spelling_is_no_typo(bench, cli, printed):
+    # JSON's escaped '/', percent-encoding, JSON's ASCII escapes: the rule rewrites the path so,
+    # and the warning of a map entry no file holds looks for it so too.
+    make_files(bench, {"src": {"a.json": '{"p": "%s"}\n' % printed}})
+    rules = [{"use": "record-path-to-kit-path", "with": {"map": {"/scratch/u7/runs": "run", "/home/josé": "home"}}}]
+    write_kit(bench, sources=[{"path": "src", "as": "run"}], rules=rules)
+    result = cli("build")
+    assert result.exit_code == 0, result.stderr
+    assert [line for line in result.stdout.splitlines() if "KB905" in line] == [f"  warning: KB905 kit.yaml: rules[0].with.map (entry {2 if 'scratch' in printed else 1}): its path occurs in no file of the sources, so it rewrites nothing; check it for a typo, or remove it"]
+
+
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts open descriptors through /proc")
 def test_builds_and_verifies_leave_no_descriptor_open(bench):
     # A folder kit keeps the folder of the file it read last open for the next one: it must
