@@ -4,8 +4,8 @@ A rule file names one primitive and gives it options; the user's ``with:`` value
 rest. The primitives are the only code that decides what a rule matches:
 
 ``path_prefix``
-    absolute path prefixes, matched only at a path boundary, longest first, each replaced by a kit
-    path (record-path-to-kit-path).
+    absolute path prefixes, matched only at a path boundary, longest first, in every spelling a
+    record gives them (:func:`path_spellings`), each replaced by a kit path (record-path-to-kit-path).
 ``literal_names``
     whole names, leftmost and longest first, each replaced by a word (box-name-to-role), optionally
     only inside the values of named fields.
@@ -55,7 +55,7 @@ _BOUNDARIES = {
     "path_prefix": (re.compile(PATH_BEFORE), re.compile(PATH_END)),
     "literal_names": (re.compile(NAME_BEFORE), re.compile(NAME_END)),
 }
-# Percent-encoding's hex digits, as a URL may write them (kitbuild.leakviews reads either case).
+# The hex digits of a '\\uXXXX' escape and of a '%XX', in either case.
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 _UPPER_HEX = re.compile(r"%[0-9A-F]{2}")
 
@@ -75,8 +75,8 @@ def path_spellings(path: str) -> list[str]:
     return list(dict.fromkeys(forms))
 
 
-# How the spellings path_spellings adds past ASCII escapes start: the automaton that holds them
-# reads only data that holds one of these.
+# How a path's escaped-'/' and percent-encoded spellings start: the automaton that holds them
+# reads only data that holds one of these (see Matcher._literal_hits).
 _SPELT_STARTS = ("\\/", "%")
 
 
