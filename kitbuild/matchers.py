@@ -63,10 +63,13 @@ _UPPER_HEX = re.compile(r"%[0-9A-F]{2}")
 def path_spellings(path: str) -> list[str]:
     """How a record may spell ``path``, the path itself first: as JSON writes it with ASCII
     escapes ('/home/jos\\u00e9' for '/home/josé') or with each '/' escaped ('\\/home\\/ada', as
-    PHP does), and percent-encoded, as a URL's query holds it, in either case of hex. The leak
+    PHP does), and percent-encoded, as a URL's query holds it, in either case of hex; a Windows
+    path as JSON writes it and with '/' for each '\\'. The leak
     gate reads each (kitbuild.leakviews), so the path rule rewrites each, and build's warning of a
     map entry no file holds (KB905) looks for each."""
     forms = [path]
+    if "\\" in path:  # a Windows path ('C:\\Users\\ada')
+        return list(dict.fromkeys([path, json.dumps(path)[1:-1], path.replace("\\", "/")]))
     escaped = json.dumps(path)[1:-1]
     if not path.isascii() and "\\" not in escaped.replace("\\u", ""):
         forms.append(escaped)

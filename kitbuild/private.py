@@ -19,7 +19,8 @@ from kitbuild.errors import ConfigError
 # like hold project folders: "records" under /data is no one's name, and looking for it would stop
 # every build on kitbuild's own pages.)
 _OWNED = ("home", "Users", "scratch")
-_OWNER = re.compile(r"^/(?:" + "|".join(_OWNED) + r")/([^/]+)")
+# (and a Windows drive's Users folder, as a map key may name it: 'C:\\Users\\ada\\runs')
+_OWNER = re.compile(r"^(?:/(?:" + "|".join(_OWNED) + r")/|[A-Za-z]:[\\/]Users[\\/])([^/\\]+)")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 # Too short to be told from ordinary text: a name of fewer characters is not looked for alone.
 _SHORTEST = 3

@@ -52,7 +52,7 @@ class Rule:
         merged = {**self.options, **params}
         if self.primitive == "path_prefix":
             pairs = {k.rstrip("/") or "/": v.strip("/") for k, v in (sources or {}).items()}
-            pairs.update({k.rstrip("/") or "/": str(v).strip("/") for k, v in merged.get("map", {}).items()})
+            pairs.update({k.rstrip("/\\") or k: str(v).strip("/") for k, v in merged.get("map", {}).items()})
             return Matcher("path_prefix", pairs=pairs)  # each in every spelling (matchers.path_spellings)
         if self.primitive == "literal_names":
             return Matcher("literal_names", pairs=merged.get("names", {}), fields=merged.get("fields"))

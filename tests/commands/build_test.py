@@ -594,6 +594,27 @@ def test_a_map_entry_that_matches_nothing_and_a_rule_that_never_fires_are_warned
     assert document["ok"] is True and [w["code"] for w in document["warnings"]] == ["KB905", "KB906"]
 
 
+def test_a_windows_path_a_map_entry_names_is_rewritten_in_each_spelling(bench):
+    """A run on a Windows machine prints 'C:\\Users\\ada\\runs\\lme\\a0', which the gate refuses:
+    a map entry names it as Windows writes it, and the rule rewrites it as a record prints it
+    (JSON doubles each '\\'; Python's pathlib prints '/'). The owner's name in a Users folder is
+    private, as under /home."""
+    from kitbuild import verify
+
+    windows = "C:\\Users\\ada\\runs\\lme"
+    lines = [{"rows": windows + "\\a0\\rows.ndjson"}, {"posix": windows.replace("\\", "/") + "/a1"}]
+    make_files(bench, {"src": {"rows.ndjson": "".join(json.dumps(line) + "\n" for line in lines), "notes.txt": f"copied from {windows}\\a2 by ada\n"}})
+    write_kit(bench, sources=[{"path": "src", "as": "run"}], rules=[{"use": "record-path-to-kit-path", "with": {"map": {windows + "\\": "earlier"}}}])
+    with pytest.raises(LeakError) as err:
+        build("kit.yaml")
+    assert [(f.code, f.path) for f in err.value.findings] == [("KB901", "run/notes.txt")]
+    (bench / "src/notes.txt").write_text(f"copied from {windows}\\a2\n")
+    build("kit.yaml")
+    assert (bench / "kit/run/rows.ndjson").read_text() == '{"rows": "earlier\\\\a0\\\\rows.ndjson"}\n{"posix": "earlier/a1"}\n'
+    assert (bench / "kit/run/notes.txt").read_text() == "copied from earlier\\a2\n"
+    assert verify(bench / "kit").ok
+
+
 @pytest.mark.parametrize("printed", ["\\/scratch\\/u7\\/runs\\/x", "%2Fscratch%2Fu7%2Fruns%2Fx", "/home/jos\\u00e9/x"])
 def test_a_map_entry_printed_only_in_another_spelling_is_no_typo(bench, cli, printed):
     # JSON's escaped '/', percent-encoding, JSON's ASCII escapes: the rule rewrites the path so,
