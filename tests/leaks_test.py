@@ -249,12 +249,14 @@ def test_a_path_under_each_private_mount_is_a_shape(mount):
         (b"C:\\Users\\ada\\x", "a private path (C:\\Users\\…)"),
         (b'"C:\\\\Users\\\\ada"', "a private path (C:\\Users\\…)"),  # JSON-escaped backslashes
         (b"c:/users/ada", "a private path (C:\\Users\\…)"),
+        (b"run10C:\\Users\\ada", "a private path (C:\\Users\\…)"),  # glued to what came before it: no path runs on into a drive
+        (b"x_D:/Users/ada", "a private path (C:\\Users\\…)"),
         (b"file://server/share/x", "a file:// URL"),
         (b"file:///etc/passwd", "a file:// URL"),
     ],
 )
 def test_windows_user_folders_and_file_urls_are_shapes(data, what):
-    at = 1 if data.startswith(b'"') else 0
+    at = 1 if data.startswith(b'"') else data.find(b":") - 1 if b":\\Users" in data or b":/Users" in data else 0
     assert VERIFY.scan(b"ok\n" + data + b"\n", binary=False) == [Leak("KB501", 3 + at, what)]
 
 
