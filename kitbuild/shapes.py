@@ -24,8 +24,8 @@ __all__ = ["ANCHORS", "EMAIL", "EMAIL_AT", "ENCODED_ANCHORS", "ESCAPE_LETTERS", 
 # A path shape starts where a path starts: not inside a word, a relative path ('a/data/x',
 # './data/x'), a URL's path ('s3://bucket/data/x') or a non-ASCII name (see letter_before:
 # after a typographic quote, a no-break space or a full-width colon it starts). A colon does not stop
-# it, except a drive letter's ('C:/data', '10C:/data': a letter no letter comes before), where
-# a Windows path starts instead (_WINDOWS): 'gpu07:/scratch/u7' (scp, rsync, NFS) and
+# it, except a drive letter's ('C:/data', '10C:/data': a letter no letter comes before; a
+# Windows path starts there, see _WINDOWS): 'gpu07:/scratch/u7' (scp, rsync, NFS) and
 # 'PATH=/usr/bin:/home/ada/bin' are exactly the leaks this gate is for. A JSON escape before it
 # ('\n/home/ada' in a log line) starts it too: the escape's letter is not part of the path; so
 # does a byte-order mark (a file Notepad saved, whose first line is a path: its UTF-16 and
@@ -82,9 +82,9 @@ _WINDOWS = Shape(
     "KB501",
     "a private path (C:\\Users\\…)",
     # A JSON encoder doubles each backslash; forward slashes are a Windows path too. A drive letter
-    # starts a path after anything but a letter (or a JSON escape's): no POSIX path or word runs
-    # on into 'C:\\Users\\', so 'run10C:\\Users\\ada' and 'a/C:/Users/ada' name ada's folder.
-    re.compile(rb"(?:" + _AFTER_ESCAPE + rb"|(?<![A-Za-z]))[A-Za-z]:(?:\\\\|\\|/)(?:Users|users|USERS)(?:\\\\|\\|/)" + _NAME),
+    # starts a path after anything: no word or POSIX path runs on into 'C:\\Users\\', so
+    # 'run10C:\\Users\\ada' and 'earlierC:\\Users\\ada' (a rewritten path glued to it) name ada's.
+    re.compile(rb"[A-Za-z]:(?:\\\\|\\|/)(?:Users|users|USERS)(?:\\\\|\\|/)" + _NAME),
     path=True,
 )
 _FILE_URL = Shape("KB501", "a file:// URL", re.compile(rb"(?<![A-Za-z0-9_.~+-])(?:file|FILE)://" + rb"/?" + _NAME))
