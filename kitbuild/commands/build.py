@@ -28,8 +28,7 @@ from kitbuild.hashing import BlockHasher
 from kitbuild.jsonfile import dump_json, dump_json_pieces
 from kitbuild.kitdocs import placeholders_of, read_docs, word_forms
 from kitbuild.kitfs import FolderKit
-from kitbuild.matchers import path_spellings
-from kitbuild.matchers import Matcher
+from kitbuild.matchers import Matcher, path_spellings
 from kitbuild.metadata import METADATA_FILES
 from kitbuild.lines import BLOCK_SIZE, line_chunks
 from kitbuild.fileformat import is_binary
