@@ -27,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterable, Iterator
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import orjson
 import yaml
@@ -56,6 +56,9 @@ HOST_FIELDS = ("box", "host", "hostname", "machine", "node", "route", "server")
 # URL is the leak gate's to report, with an allow entry to propose), but after a JSON escape, as
 # the rules read it (kitbuild.matchers): '\\n/scratch/u7/a' in a logged line, '\\u201c' a quote.
 _PATH_RE = re.compile(rb"(?:(?<![A-Za-z0-9_.~/:\\-])|(?<=\\[nrtbf])|(?<=\\u[0-9a-fA-F]{4}))(?:/[A-Za-z0-9._~+@%-]+){2,}")
+# The same path percent-encoded, as a URL's query holds it ('?dir=%2Fscratch%2Fu7%2Fa'), which
+# the rules rewrite too.
+_ENCODED_PATH_RE = re.compile(rb"(?:%2[Ff][A-Za-z0-9._~+@-]+){2,}")
 _HOST_RE = re.compile(r"^(?=.*[A-Za-z])[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$")
 # Values host fields hold that name no machine.
 _NOT_HOSTS = frozenset({"localhost", "local", "true", "false", "null", "none", "auto", "default"})
@@ -253,6 +256,9 @@ def _read_file(path: Path, kit_path: str) -> _FileFacts:
             # (JSON's escaped '/', as PHP writes every one, read as the rules read it.)
             for m in _PATH_RE.finditer(chunk.replace(b"\\/", b"/") if b"\\/" in chunk else chunk):
                 paths[m.group(0).decode("utf-8", "replace").rstrip(".")] += 1
+            if b"%2" in chunk:
+                for m in _ENCODED_PATH_RE.finditer(chunk):
+                    paths[unquote(m.group(0).decode("ascii")).rstrip(".")] += 1
             for m in DIGEST_RE.finditer(chunk):
                 digests[m.group(1).decode("ascii").lower()] += 1
     hosts = [] if binary else _structured_hosts(path, kit_path, size)

@@ -290,10 +290,10 @@ def test_a_printed_path_resolves_by_the_files_it_names(tmp_path: Path) -> None:
 
 
 def test_a_path_is_found_where_the_rules_read_one(tmp_path: Path) -> None:
-    # After a JSON escape (a logged line's '\n', a typographic quote), and with each '/' escaped as
-    # PHP writes JSON: init proposes the map entry the build will need.
+    # After a JSON escape (a logged line's '\n', a typographic quote), with each '/' escaped as PHP
+    # writes JSON, and percent-encoded in a URL: init proposes the map entry the build will need.
     root = small_bench(tmp_path / "b")
-    logged = {"log": "loading\n/data/u7/old/a0/run/rows.ndjson", "note": "“/data/u8/runs/lme/w7”"}
+    logged = {"log": "loading\n/data/u7/old/a0/run/rows.ndjson", "note": "“/data/u8/runs/lme/w7”", "url": "/x?p=%2Fsrv%2Fu10%2Flme%2Fw7%2Ffuse.json&n=1"}
     (root / "ls/log.json").write_text(json.dumps(logged) + "\n" + json.dumps({"php": "/srv/u9/lme/w7/fuse.json"}).replace("/", "\\/") + "\n")
     prefixes = {m.prefix for m in scan_bench([root / "lme", root / "ls"]).maps}
-    assert {"/data/u7/old", "/data/u8/runs/lme", "/srv/u9/lme"} <= prefixes
+    assert {"/data/u7/old", "/data/u8/runs/lme", "/srv/u9/lme", "/srv/u10/lme"} <= prefixes
