@@ -97,7 +97,7 @@ def _escape_ends(data: bytes, start: int, before: frozenset[int]) -> bool:
     return code >= 0x80 or code not in before
 
 
-def _not_in_names(data: bytes, at: int) -> bool:
+def _ends_file_name(data: bytes, at: int) -> bool:
     """Whether the character at ``at`` (UTF-8, past ASCII) is a space, a punctuation mark or a
     symbol, which no file name a record prints goes on with: a typographic quote after a path
     ('“/scratch/u7”'), a no-break space, an arrow. A letter goes on with it ('lme-é')."""
@@ -291,7 +291,7 @@ class Matcher:
             if first < taken:
                 continue
             after = data[stop] if stop < size else None
-            if after in ends or (after not in not_ends and end.match(data, stop)) or (paths and after is not None and after >= 0x80 and _not_in_names(data, stop)):
+            if after in ends or (after not in not_ends and end.match(data, stop)) or (paths and after is not None and after >= 0x80 and _ends_file_name(data, stop)):
                 hits.append((first, stop, replacements[i]))
                 taken = stop
         return hits
