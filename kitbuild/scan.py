@@ -52,10 +52,10 @@ VCS_GLOBS = ("**/.git/**", "**/.hg/**", "**/.svn/**")
 # Keys whose values name a machine in the records benches write.
 HOST_FIELDS = ("box", "host", "hostname", "machine", "node", "route", "server")
 
-# An absolute POSIX path of two components or more, not the tail of a longer path or a URL (a file
-# URL is the leak gate's to report, with an allow entry to propose), but after a JSON escape, as
-# the rules read it (kitbuild.matchers): '\\n/scratch/u7/a' in a logged line, '\\u201c' a quote.
-_PATH_RE = re.compile(rb"(?:(?<![A-Za-z0-9_.~/:\\-])|(?<=\\[nrtbf])|(?<=\\u[0-9a-fA-F]{4}))(?:/[A-Za-z0-9._~+@%-]+){2,}")
+# An absolute POSIX path of two components or more, not the tail of a longer path or a URL, but
+# where the rules read one (kitbuild.matchers): after a JSON escape ('\\n/scratch/u7/a' in a logged
+# line, '\\u201c' a quote) and in a file URL, which the path rule rewrites scheme and all.
+_PATH_RE = re.compile(rb"(?:(?<![A-Za-z0-9_.~/:\\-])|(?<=\\[nrtbf])|(?<=\\u[0-9a-fA-F]{4})|(?<=[Ff][Ii][Ll][Ee]://))(?:/[A-Za-z0-9._~+@%-]+){2,}")
 # The same path percent-encoded, as a URL's query holds it ('?dir=%2Fscratch%2Fu7%2Fa'), which
 # the rules rewrite too.
 _ENCODED_PATH_RE = re.compile(rb"(?:%2[Ff][A-Za-z0-9._~+@-]+){2,}")

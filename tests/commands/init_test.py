@@ -189,7 +189,7 @@ def test_digests_of_no_file_here_are_listed_as_external(bench: Path) -> None:
 
 def test_leak_gate_findings_no_proposal_covers_are_commented(bench: Path) -> None:
     small_bench(bench)
-    (bench / "ls/notes.txt").write_text("plots in file:///srv/plots\nold copy at C:\\Users\\ada\\bench\n")
+    (bench / "ls/notes.txt").write_text("plots in file:///plots\nold copy at C:\\Users\\ada\\bench\n")
     report = init(["lme", "ls"], date="2026-11-09")
     text = (bench / "kit.yaml").read_text()
     assert report.leaks == 2
@@ -291,9 +291,10 @@ def test_a_printed_path_resolves_by_the_files_it_names(tmp_path: Path) -> None:
 
 def test_a_path_is_found_where_the_rules_read_one(tmp_path: Path) -> None:
     # After a JSON escape (a logged line's '\n', a typographic quote), with each '/' escaped as PHP
-    # writes JSON, and percent-encoded in a URL: init proposes the map entry the build will need.
+    # writes JSON, percent-encoded in a URL and in a file URL: init proposes the map entry the build
+    # will need.
     root = small_bench(tmp_path / "b")
-    logged = {"log": "loading\n/data/u7/old/a0/run/rows.ndjson", "note": "“/data/u8/runs/lme/w7”", "url": "/x?p=%2Fsrv%2Fu10%2Flme%2Fw7%2Ffuse.json&n=1"}
+    logged = {"log": "loading\n/data/u7/old/a0/run/rows.ndjson", "note": "“/data/u8/runs/lme/w7”", "url": "/x?p=%2Fsrv%2Fu10%2Flme%2Fw7%2Ffuse.json&n=1", "at": "FILE:///srv/u11/lme/w7/fuse.json"}
     (root / "ls/log.json").write_text(json.dumps(logged) + "\n" + json.dumps({"php": "/srv/u9/lme/w7/fuse.json"}).replace("/", "\\/") + "\n")
     prefixes = {m.prefix for m in scan_bench([root / "lme", root / "ls"]).maps}
-    assert {"/data/u7/old", "/data/u8/runs/lme", "/srv/u9/lme", "/srv/u10/lme"} <= prefixes
+    assert {"/data/u7/old", "/data/u8/runs/lme", "/srv/u9/lme", "/srv/u10/lme", "/srv/u11/lme"} <= prefixes
