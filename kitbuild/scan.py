@@ -59,6 +59,10 @@ _PATH_RE = re.compile(rb"(?:(?<![A-Za-z0-9_.~/:\\-])|(?<=\\[nrtbf])|(?<=\\u[0-9a
 # The same path percent-encoded, as a URL's query holds it ('?dir=%2Fscratch%2Fu7%2Fa'), which
 # the rules rewrite too.
 _ENCODED_PATH_RE = re.compile(rb"(?:%2[Ff][A-Za-z0-9._~+@-]+){2,}")
+# A Windows path, as written, as JSON writes it (each '\' doubled) or with '/' for '\': a map
+# key may be one, and matches all three. It is resolved and grouped as '/C:/Users/ada/...'.
+_WINDOWS_PATH_RE = re.compile(rb"(?<![A-Za-z0-9_.~+-])([A-Za-z]:)((?:(?:\\{1,2}|/)[A-Za-z0-9._~+@%-]+){2,})")
+_WINDOWS_SEPARATOR = re.compile(r"\\{1,2}|/")
 _HOST_RE = re.compile(r"^(?=.*[A-Za-z])[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$")
 # Values host fields hold that name no machine.
 _NOT_HOSTS = frozenset({"localhost", "local", "true", "false", "null", "none", "auto", "default"})
@@ -259,10 +263,20 @@ def _read_file(path: Path, kit_path: str) -> _FileFacts:
             if b"%2" in chunk:
                 for m in _ENCODED_PATH_RE.finditer(chunk):
                     paths[unquote(m.group(0).decode("ascii")).rstrip(".")] += 1
+            if b":" in chunk:
+                for m in _WINDOWS_PATH_RE.finditer(chunk):
+                    paths["/" + m.group(1).decode("ascii") + _WINDOWS_SEPARATOR.sub("/", m.group(2).decode("ascii")).rstrip(".")] += 1
             for m in DIGEST_RE.finditer(chunk):
                 digests[m.group(1).decode("ascii").lower()] += 1
     hosts = [] if binary else _structured_hosts(path, kit_path, size)
     return _FileFacts(sha.hexdigest(), paths, digests, hosts)
+
+
+def _as_printed(path: str) -> str:
+    """A path as a map key writes it: '/C:/Users/ada' (see _WINDOWS_PATH_RE) as 'C:\\Users\\ada'."""
+    if len(path) > 3 and path[2] == ":" and path[3] == "/":
+        return path[1:].replace("/", "\\")
+    return path
 
 
 def _under(path: str, prefix: str) -> bool:
@@ -421,6 +435,9 @@ def scan_bench(paths: Iterable[str | os.PathLike[str]]) -> BenchScan:
             mapping.printed.update(printed_paths[p])
             mapping.examples.append(p)
 
+    for mapping in maps.values():
+        mapping.prefix = _as_printed(mapping.prefix)
+        mapping.examples = [_as_printed(p) for p in mapping.examples]
     digests = [
         DigestProposal(d, printed_digests[d]) for d in sorted(printed_digests) if d not in file_digests
     ]

@@ -70,6 +70,24 @@ def test_a_first_build_names_every_value_to_write_then_builds(bench, cli):
     assert (bench / "kit/home/run2/lock.yaml").read_text() == "host: lab-node\nmodel: x\n"
 
 
+def test_a_bench_copied_from_windows_builds_once_its_map_entry_is_written_in(bench, cli):
+    # The records print the Windows paths of the machine they ran on: their own folder, and one
+    # that is not here, as JSON writes them (each '\' doubled) and with '/'.
+    make_files(bench / "win", {"run3": {
+        "run.json": '{"out": "C:\\\\Users\\\\ada\\\\bench\\\\run3\\\\out.txt", "data": "D:/corpora/v2/q.jsonl"}\n',
+        "out.txt": "x\n",
+    }})
+    init(["win"], date="2026-12-01")
+    text = (bench / "kit.yaml").read_text()
+    assert '        "C:\\\\Users\\\\ada\\\\bench": win\n' in text
+    assert '        "D:\\\\corpora\\\\v2": ""\n' in text
+    (bench / "kit.yaml").write_text(text.replace('"D:\\\\corpora\\\\v2": ""', '"D:\\\\corpora\\\\v2": corpus'))
+    result = cli("build")
+    assert result.exit_code == 0, result.stderr
+    assert (bench / "kit/win/run3/run.json").read_text() == '{"out": "win\\\\run3\\\\out.txt", "data": "corpus/q.jsonl"}\n'
+    assert "Users" not in result.stdout and "corpora" not in result.stdout
+
+
 def test_what_no_rule_rewrites_is_named_with_what_to_add(bench, cli):
     make_files(bench / "mail", {"r": {"notes.yaml": "contact: ada@lab.example.org\n", "rows.tsv": "q\tnode\n1\tgpu-3\n"}})
     report = init(["mail"], date="2026-12-01")

@@ -189,13 +189,13 @@ def test_digests_of_no_file_here_are_listed_as_external(bench: Path) -> None:
 
 def test_leak_gate_findings_no_proposal_covers_are_commented(bench: Path) -> None:
     small_bench(bench)
-    (bench / "ls/notes.txt").write_text("plots in file:///plots\nold copy at C:\\Users\\ada\\bench\n")
+    (bench / "ls/notes.txt").write_text("plots in file:///plots\nasked ada.l@uni.example.edu\n")
     report = init(["lme", "ls"], date="2026-11-09")
     text = (bench / "kit.yaml").read_text()
     assert report.leaks == 2
     assert (
         "#   KB902 ls/notes.txt:1: column 10: a file:// URL\n"
-        "#   KB902 ls/notes.txt:2: column 13: a private path (C:\\Users\\…)\n"
+        "#   KB502 ls/notes.txt:2: column 7: an e-mail address\n"
         "# allow:\n"
     ) in text
 
@@ -298,3 +298,16 @@ def test_a_path_is_found_where_the_rules_read_one(tmp_path: Path) -> None:
     (root / "ls/log.json").write_text(json.dumps(logged) + "\n" + json.dumps({"php": "/srv/u9/lme/w7/fuse.json"}).replace("/", "\\/") + "\n")
     prefixes = {m.prefix for m in scan_bench([root / "lme", root / "ls"]).maps}
     assert {"/data/u7/old", "/data/u8/runs/lme", "/srv/u9/lme", "/srv/u10/lme", "/srv/u11/lme"} <= prefixes
+
+
+def test_a_windows_path_is_proposed_as_the_key_a_map_takes(tmp_path: Path) -> None:
+    # As written, as JSON writes it (each '\' doubled) and with '/': each resolves by the files it
+    # names like a POSIX path, and the proposal is the Windows key the path rule matches all three by.
+    root = small_bench(tmp_path / "b")
+    printed = {"as_written": "C:\\Users\\ada\\lme\\a0\\run\\rows.ndjson", "slashes": "D:/old/u7/x/y.json"}
+    (root / "ls/win.json").write_text(json.dumps(printed) + "\n" + "copied from C:\\Users\\ada\\lme\\a0 and E:\\one\n")
+    maps = {m.prefix: m for m in scan_bench([root / "lme", root / "ls"]).maps}
+    assert maps["C:\\Users\\ada\\lme"].kit_path == "lme"
+    assert sum(maps["C:\\Users\\ada\\lme"].printed.values()) == 2
+    assert maps["D:\\old\\u7\\x"].kit_path is None
+    assert not any(p.startswith("E:") for p in maps)  # one folder deep names no bench folder
