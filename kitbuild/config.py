@@ -156,8 +156,9 @@ def _schema_failure(
     if problem.unknown_key is None:
         message = problem.message
         about = _description(inner_schema if inner_schema is not None else schema, path[inner_from:] if inner_schema is not None else path)
-        if message.startswith("does not have the required form") and about:
-            # A pattern says what is refused, not what is wanted: the key's own description does.
+        if message.startswith(("does not have the required form", "matches none of the forms")) and about:
+            # A pattern (or a choice of forms) says what is refused, not what is wanted: the key's
+            # own description does.
             message += f"; it is {about[0].lower()}{about[1:].rstrip('.')}"
         return ConfigError(f"{doc.where(path)}: {shown}: {message}{after}")
     key = problem.unknown_key

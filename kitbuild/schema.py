@@ -156,12 +156,34 @@ def _describe(error: jsonschema.ValidationError) -> str:
     if validator == "enum" and isinstance(error.validator_value, list):
         return "must be one of " + ", ".join(repr(v) for v in error.validator_value)
     if validator == "not":
-        return "is a name kitbuild reserves for the kit's own files"
-    if validator in ("minItems", "minLength"):
-        return "must not be empty"
-    if validator == "minimum":
-        return f"must be at least {error.validator_value}"
-    return error.message
+        # The schemas' 'not' of a list of names refuses the kit's own files; another, a form.
+        if isinstance(error.validator_value, Mapping) and "enum" in error.validator_value:
+            return "is a name kitbuild reserves for the kit's own files"
+        return "has a form not allowed here"
+    if validator in ("oneOf", "anyOf"):
+        # (A oneOf that more than one form matches has no context: nothing failed.)
+        return "matches none of the forms allowed here" if error.context or validator == "anyOf" else "matches more than one of the forms allowed here"
+    if validator == "const":
+        return f"must be {error.validator_value!r}"
+    size = _SIZES.get(str(validator))
+    if size is not None:
+        least, what = size
+        if least and error.validator_value == 1:
+            return "must not be empty"
+        return f"must have at {'least' if least else 'most'} {error.validator_value} {what}"
+    if validator in _BOUNDS:
+        return f"must be {_BOUNDS[str(validator)]} {error.validator_value}"
+    if validator == "uniqueItems":
+        return "holds the same item more than once"
+    if validator == "format":
+        return f"is not a valid {error.validator_value}"
+    # Any other rule, without jsonschema's own text: it echoes the value.
+    return f"does not meet the schema's {validator!r} rule here"
+
+
+# What a bound on a size or a number says (see _describe); no message echoes the value.
+_SIZES = {"minItems": (True, "items"), "maxItems": (False, "items"), "minLength": (True, "characters"), "maxLength": (False, "characters"), "minProperties": (True, "keys"), "maxProperties": (False, "keys")}
+_BOUNDS = {"minimum": "at least", "exclusiveMinimum": "more than", "maximum": "at most", "exclusiveMaximum": "less than", "multipleOf": "a multiple of"}
 
 
 def ecma_pattern(pattern: str) -> str:
