@@ -15,17 +15,46 @@ from typing import Collection, Mapping, Sequence
 from kitbuild.compressed import IN_COMPRESSED
 from kitbuild.findings import Finding
 from kitbuild.leaks import LeakScanner
+from kitbuild.shapes import ANCHORS, EMAIL
 
 __all__ = ["finding_advice", "gate_code", "gate_findings", "gate_message", "name_findings", "names_message", "scrub"]
 
 
 def scrub(text: str, private: Mapping[str, str]) -> str:
-    """``text`` with each private string in it (in any case) replaced by what it is."""
+    """``text`` with each private string in it (in any case) replaced by what it is, and so each
+    private path, e-mail address and IPv4 address the gate looks for (kitbuild.shapes): a message
+    may quote kit.yaml or a kit file (a figure's field, a template's line), and what it quotes
+    may be private though kit.yaml does not list it."""
     for secret in sorted(private, key=len, reverse=True):
         if secret:
             shown = f"[{private[secret]}]".replace("\\", "\\\\")
             text = re.sub(re.escape(secret), shown, text, flags=re.IGNORECASE)
-    return text
+    return _scrub_shapes(text)
+
+
+_SHAPES = tuple(dict.fromkeys([shape for found in ANCHORS.values() for shape, _ in found] + [EMAIL]))
+# The rest of a path after the folder a shape ends with (a shape stops at the first name, so
+# that an allow entry can pass one folder; a message is spared the whole path).
+_ELLIPSIS = "…".encode()
+_PATH_REST = re.compile(rb"[A-Za-z0-9_.~+@%!$/\\\x80-\xff-]*")
+
+
+def _scrub_shapes(text: str) -> str:
+    data = text.encode("utf-8", "surrogatepass")
+    for shape in _SHAPES:
+        pieces, at = [], 0
+        for m in shape.pattern.finditer(data):
+            # A shape's own name, as every leak finding says it: 'a private path (/home/…)'.
+            if m.start() < at or data.endswith(_ELLIPSIS, 0, m.end()) and data[m.end() - len(_ELLIPSIS) - 1] in b"/\\":
+                continue
+            rest = _PATH_REST.match(data, m.end()) if shape.code == "KB501" else None
+            end = rest.end() if rest else m.end()
+            # What it is, in words no shape matches again ('a private path', not its mount).
+            pieces += [data[at : m.start()], b"[" + shape.what.split(" (")[0].encode() + b"]"]
+            at = end
+        if pieces:
+            data = b"".join(pieces) + data[at:]
+    return data.decode("utf-8", "surrogatepass")
 
 
 # What a build calls the findings a reader's verify would call otherwise (docs/findings.md).

@@ -16,6 +16,7 @@ import yaml
 
 from kitbuild import build
 from kitbuild.errors import LeakError, UnsafeRewriteError
+from kitbuild.gate import scrub
 
 from kittest import (
     USER_REGEX_RULE,
@@ -688,3 +689,19 @@ def test_a_file_named_after_a_private_machine_stops_the_build_and_the_dry_run(be
         assert "gpu07" not in said.lower() and "rename the file in the bench, or exclude it" in said
     (bench / "src" / "run" / name).rename(bench / "src" / "run" / "worker.log")
     assert cli("build", config).exit_code == 0
+
+
+@pytest.mark.parametrize(
+    "text, shown",
+    [
+        ("the field '/scratch/u7/runs/q.json', which", "the field '[a private path]', which"),
+        ("gpu07:/home/ada/x.log and C:\\Users\\ada\\x", "gpu07:[a private path] and [a private path]"),
+        ("see file:///srv/u7/a/b z", "see [a file:// URL] z"),
+        ("mail ada@uni.example.edu or 10.1.2.3", "mail [an e-mail address] or [a private IPv4 address]"),
+        # What every leak finding calls a shape is no path; a pointer or a kit path is none either.
+        ("a private path (/home/…) and (C:\\Users\\…)", "a private path (/home/…) and (C:\\Users\\…)"),
+        ("/score/all@5 in longmemeval/run/rows.ndjson", "/score/all@5 in longmemeval/run/rows.ndjson"),
+    ],
+)
+def test_a_message_is_scrubbed_of_every_shape_the_gate_looks_for(text: str, shown: str) -> None:
+    assert scrub(text, {}) == shown

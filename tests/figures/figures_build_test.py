@@ -192,3 +192,16 @@ def test_prose_naming_a_part_no_figure_has_stops_the_build_at_its_line(bench: Pa
     result = cli("build")
     assert (result.exit_code, result.stderr) == (2, f"kitbuild: kit.yaml:{line}:10: summary: names something that is not a figure or a part of one: figure 'hits' has no part 'off'; did you mean 'of'?\n")
     _nothing_written(bench)
+
+
+def test_a_private_path_a_stopped_build_would_quote_is_said_as_what_it_is(bench: Path, cli) -> None:
+    # A figures_table field that is a private path kit.yaml does not list: the build stops on it
+    # (KB708, and the gate finds it in provenance.json), and neither finding prints it.
+    table = [{**TABLE[1], "fields": ["counts.every@5", "/scratch/u7/runs/q.json", "ada@uni.example.edu"]}]
+    write_bench(bench, table=table)
+    result = cli("build")
+    assert result.exit_code == 1
+    assert "KB708 provenance.json: figures_table[0]: names the field '[a private path]', which none of its files has" in result.stderr
+    assert "names the field '[an e-mail address]'" in result.stderr
+    said = result.stdout + result.stderr
+    assert "u7" not in said and "runs/q.json" not in said and "ada@" not in said
