@@ -12,6 +12,8 @@ The codes (KB7xx) are documented in :data:`kitbuild.findings.CODES`.
 from __future__ import annotations
 
 import copy
+import functools
+import html
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -19,10 +21,14 @@ import orjson
 
 from kitbuild.errors import KitbuildError
 from kitbuild.figures.errors import FigureError, FigureSpecError
-from kitbuild.findings import Finding
+from kitbuild.findings import SHAPE_CODES, Finding
+from kitbuild.kitview import MemberError
 
 if TYPE_CHECKING:
     from kitbuild.figures.files import KitFiles
+    from kitbuild.kitdocs import JsonDoc
+    from kitbuild.kitfs import KitFS
+    from kitbuild.observe import Observation
 
 # The figure modules (values, tables, the record readers) are imported by the checks that use
 # them: every verify runs check_figures, and most kits declare no figures.
@@ -213,3 +219,99 @@ def _table(report: FigureReport, table: list[Mapping[str, Any]], kit: KitFiles) 
     missing = len(problems)
     tail = "each is in the kit" if not missing else f"{missing:,} not in the kit"
     report.lines.append(f"figures table: {_plural(len(table), 'row')} naming {_plural(len(files), 'file')} and {_plural(fields, 'field')}: {tail}")
+
+
+def pointer_leaks(fs: KitFS, observed: Mapping[str, Observation], provenance: JsonDoc) -> dict[str, set[int]]:
+    """Where a leak the gate's shapes found (KB501-KB503) is a figure's JSON pointer (see
+    :func:`pointer_at`), by file: the offsets in provenance.json and in each page."""
+    out: dict[str, set[int]] = {}
+    pointers = _pointers(provenance.document) if provenance.valid and isinstance(provenance.document, dict) else set()
+    if not pointers:
+        return out
+    for path in (PROVENANCE, *PAGES):
+        seen = observed.get(path)
+        offsets = {leak.offset for leak in seen.leaks if leak.code in SHAPE_CODES} if seen is not None else set()
+        if not offsets:
+            continue
+        try:
+            data = provenance.data or b"" if path == PROVENANCE else fs.read(path, sha256=seen.sha256 if seen is not None else None)
+        except (MemberError, OSError):
+            continue  # (the pass read it: the checks report a file that changed since)
+        out[path] = {o for o in offsets if pointer_at(data, o, pointers, page=path != PROVENANCE)}
+    return out
+
+
+def pointer_at(data: bytes, offset: int, pointers: set[str], page: bool = False) -> bool:
+    """Whether ``data[offset]`` lies in one of ``pointers`` (provenance.json's figures' JSON
+    pointers), in ``data``: provenance.json's bytes (a JSON string), or with ``page`` a page's (the
+    pointer as it prints it, with no path going on around it). A pointer may read like a private
+    path ('/data/n', '/home/total') but names keys of the kit's own records: a figure whose pointer
+    does not resolve is not built, and verify reports it. So the leak gate's shapes pass it there."""
+    for pointer in pointers:
+        for spelt in {pointer.encode(), html.escape(pointer, quote=False).encode()} if page else {orjson.dumps(pointer)}:
+            start = data.find(spelt, max(0, offset - len(spelt) + 1))
+            while 0 <= start <= offset:
+                end = start + len(spelt)
+                if offset < end and (not page or (data[start - 1 : start] not in _GOES_ON and data[end : end + 1] not in _GOES_ON)):
+                    return True
+                start = data.find(spelt, start + 1)
+    return False
+
+
+# What goes on with a path, before or after it (the gate's own path characters; no empty bytes).
+_GOES_ON = {bytes([c]) for c in b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.~/-"}
+
+
+def _pointers(provenance: dict[str, Any]) -> set[str]:
+    keys = _pointer_keys()
+    found: set[str] = set()
+
+    def walk(value: Any, key: str | None) -> None:
+        if isinstance(value, str) and key in keys and value.startswith("/"):
+            found.add(value)
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, k)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v, key)
+
+    figures = provenance.get("figures")
+    for figure in figures.values() if isinstance(figures, dict) else ():
+        walk(figure.get("spec") if isinstance(figure, dict) else None, None)
+    walk(provenance.get("figures_table"), None)
+    return found
+
+
+@functools.lru_cache(maxsize=1)
+def _pointer_keys() -> frozenset[str]:
+    """The keys of a figure's spec whose values are JSON pointers (in the figures schema, those
+    that lead to '#/$defs/pointer'), and a figures table's fields, which may be one."""
+    from kitbuild.schema import load_schema
+
+    schema = load_schema("figures")
+
+    def is_pointer(node: Any, depth: int = 0) -> bool:
+        if not isinstance(node, dict) or depth > 8:
+            return False
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/"):
+            if ref == "#/$defs/pointer":
+                return True
+            target: Any = schema
+            for step in ref[2:].split("/"):
+                target = target.get(step) if isinstance(target, dict) else None
+            return is_pointer(target, depth + 1)
+        return any(is_pointer(item, depth + 1) for item in node.get("oneOf", []))
+
+    keys = {"fields"}
+    work: list[Any] = [schema]
+    while work:
+        node = work.pop()
+        if isinstance(node, dict):
+            properties = node.get("properties")
+            keys.update(name for name, sub in (properties.items() if isinstance(properties, dict) else ()) if is_pointer(sub))
+            work += node.values()
+        elif isinstance(node, list):
+            work += node
+    return frozenset(keys)

@@ -205,3 +205,60 @@ def test_a_private_path_a_stopped_build_would_quote_is_said_as_what_it_is(bench:
     assert "names the field '[an e-mail address]'" in result.stderr
     said = result.stdout + result.stderr
     assert "u7" not in said and "runs/q.json" not in said and "ada@" not in said
+
+
+POINTER_ROWS = (
+    '{"qid": "q1", "data": {"search": ["a", "b"], "gold": ["a"]}, "home": {"skip": false}}\n'
+    '{"qid": "q2", "data": {"search": ["c"], "gold": ["a"]}, "home": {"skip": false}}\n'
+)
+POINTER_CONFIG = """\
+kit: pointers
+title: pointers
+date: 2026-12-01
+sources:
+  - {path: src, as: r}
+figures:
+  n: {recount: read, file: r/a.json, pointer: /data/n, of: /data/of}
+  hits: {recount: every_at_k, rows: r/rows.ndjson, ranked: /data/search, gold: /data/gold, k: 5, skip: /home/skip%s}
+readme:
+  figures_table:
+    - {page: "n {{ n }} hits {{ hits }}", files: [r/a.json, r/rows.ndjson], fields: [/data/n, /home/skip]}
+"""
+
+
+def _pointer_bench(bench: Path, about: str = "", record: str = "") -> None:
+    (bench / "src").mkdir()
+    (bench / "src" / "rows.ndjson").write_text(POINTER_ROWS)
+    (bench / "src" / "a.json").write_text('{"data": {"n": 5, "of": 9}}\n')
+    if record:
+        (bench / "src" / "notes.txt").write_text(record)
+    (bench / "kit.yaml").write_text(POINTER_CONFIG % about)
+
+
+def test_a_figure_pointer_that_reads_like_a_private_path_is_no_leak(bench: Path, cli) -> None:
+    # '/data/n' and '/home/skip' name keys of the kit's records; provenance.json stores them and
+    # the pages print them. The gate passes them there, and verify does too.
+    _pointer_bench(bench)
+    result = cli("build")
+    assert result.exit_code == 0, result.stderr
+    assert b'"pointer": "/data/n"' in (bench / "kit" / "provenance.json").read_bytes()
+    assert "`/data/n`, `/home/skip`" in (bench / "kit" / "README.md").read_text()
+    assert cli("verify", "kit").exit_code == 0
+
+
+@pytest.mark.parametrize(
+    "about, record, where",
+    [
+        # The same text as free words of a figure, and in a record: a path, as ever.
+        (', about: "rows under /data/n"', "", ["README.md", "index.html", "provenance.json"]),
+        ("", "see /data/n\n", ["r/notes.txt"]),
+        # Not the pointer, but a longer path it begins.
+        (', about: "/data/nancy"', "", ["README.md", "index.html", "provenance.json"]),
+    ],
+    ids=["about", "record", "longer"],
+)
+def test_the_same_text_elsewhere_is_still_a_leak(bench: Path, cli, about: str, record: str, where: list[str]) -> None:
+    _pointer_bench(bench, about, record)
+    result = cli("build")
+    assert result.exit_code == 1
+    assert sorted({line.split()[1].split(":")[0] for line in result.stderr.splitlines() if line.startswith("KB902 ")}) == where
