@@ -206,6 +206,9 @@ def build_command(
             "--verbose prints the private text each rule rewrites, so it goes only with --dry-run and the text format: "
             "run 'kitbuild build --dry-run --verbose'."
         )
+    if verbose and os.environ.get("CI", "").lower() not in ("", "0", "false", "no"):
+        # Every CI service sets CI; its log is often public, and always kept.
+        raise KitbuildError("--verbose prints the private text each rule rewrites, and CI is set: a CI log would keep it. Run it on your own machine.")
     try:
         with progress_for(fmt, quiet) as progress:
             report = build(config, out, dry_run=dry_run, jobs=jobs, progress=progress)

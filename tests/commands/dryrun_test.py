@@ -72,6 +72,20 @@ def test_verbose_goes_only_with_a_text_dry_run(bench, cli, args):
     assert sorted(os.listdir(bench)) == ["kit.yaml", "runs"]
 
 
+@pytest.mark.parametrize("ci", ["true", "1", "yes"])
+def test_verbose_is_refused_where_ci_is_set(bench, cli, monkeypatch, ci):
+    # GitHub Actions, GitLab CI and the others set CI: their logs are kept, and often public.
+    monkeypatch.setenv("CI", ci)
+    write_sample_bench(bench)
+    result = cli("build", "--dry-run", "--verbose")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (
+        "kitbuild: --verbose prints the private text each rule rewrites, and CI is set: a CI log would keep it. Run it on your own machine.\n"
+    )
+    monkeypatch.setenv("CI", "false")
+    assert cli("build", "--dry-run", "--verbose").exit_code == 0
+
+
 def test_the_summary_lists_at_most_a_screen_of_files(bench, cli):
     n = SUMMARY_FILES + 5
     make_files(bench, {"src": {f"r{i:02d}.txt": "on gpu-b17\n" for i in range(n)}})
