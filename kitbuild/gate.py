@@ -32,10 +32,12 @@ def scrub(text: str, private: Mapping[str, str]) -> str:
     return _scrub_shapes(text)
 
 
+# Each shape the gate looks for, once.
 _SHAPES = tuple(dict.fromkeys([shape for found in ANCHORS.values() for shape, _ in found] + [EMAIL]))
+# How a finding names a shape: 'a private path (/home/…)'.
+_ELLIPSIS = "…".encode()
 # The rest of a path after the folder a shape ends with (a shape stops at the first name, so
 # that an allow entry can pass one folder; a message is spared the whole path).
-_ELLIPSIS = "…".encode()
 _PATH_REST = re.compile(rb"[A-Za-z0-9_.~+@%!$/\\\x80-\xff-]*")
 
 
@@ -44,7 +46,7 @@ def _scrub_shapes(text: str) -> str:
     for shape in _SHAPES:
         pieces, at = [], 0
         for m in shape.pattern.finditer(data):
-            # A shape's own name, as every leak finding says it: 'a private path (/home/…)'.
+            # (A shape's own name, as a leak finding says it, is no path.)
             if m.start() < at or data.endswith(_ELLIPSIS, 0, m.end()) and data[m.end() - len(_ELLIPSIS) - 1] in b"/\\":
                 continue
             rest = _PATH_REST.match(data, m.end()) if shape.code == "KB501" else None
