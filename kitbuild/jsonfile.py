@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import orjson
 
@@ -51,12 +51,13 @@ def dump_json_pieces(data: Mapping[str, Any], key: str) -> Iterator[bytes]:
 _ITEM_BREAK = re.compile(rb",\n {4}(?! )")
 
 
-def load_json_pieces(data: bytes, key: str) -> tuple[Any, bool]:
+def load_json_pieces(data: bytes, key: str, each: Callable[[list[Any]], None] | None = None) -> tuple[Any, bool]:
     """``orjson.loads(data)``, and whether ``data`` is exactly what :func:`dump_json` writes for
-    it (False: not known). Parsed a block of ``data[key]`` at a time when it is; otherwise whole
-    (raising orjson.JSONDecodeError as that does)."""
+    it (False: not known). Parsed a block of ``data[key]`` at a time when it is, ``each`` called
+    on each block's items as they are parsed; otherwise whole (raising orjson.JSONDecodeError as
+    that does)."""
     try:
-        document = _load_in_pieces(data, key)
+        document = _load_in_pieces(data, key, each)
         # A split in the wrong place cannot give back these bytes: what does is what data holds.
         if document is not None and same_bytes(data, dump_json_pieces(document, key)):
             return document, True
@@ -65,7 +66,7 @@ def load_json_pieces(data: bytes, key: str) -> tuple[Any, bool]:
     return orjson.loads(data), False
 
 
-def _load_in_pieces(data: bytes, key: str) -> Any:
+def _load_in_pieces(data: bytes, key: str, each: Callable[[list[Any]], None] | None) -> Any:
     label = _label(key)
     start = data.find(label)
     if start < 0:
@@ -82,7 +83,10 @@ def _load_in_pieces(data: bytes, key: str) -> Any:
         while pos < close:
             cut = _ITEM_BREAK.search(data, pos + _CUT, close) if close - pos > _CUT else None
             stop = cut.start() if cut else close
-            items += orjson.loads(b"[" + data[pos:stop] + b"]")
+            block = orjson.loads(b"[" + data[pos:stop] + b"]")
+            if each is not None:
+                each(block)
+            items += block
             pos = stop + 1
         end = close + len(b"\n  ]")
     document = orjson.loads(data[:start] + b"null" + data[end:])

@@ -221,7 +221,7 @@ def build(
         observed = {r.kit_path: r.observation for r in results}
         observed.update(_write_generated(config, staging.path, results, rules, figures, replace(plan, withheld=_described(results, private=plan.private))))
         with FolderKit(staging.path) as fs:
-            report = check(fs, read_docs(fs, observed=True), observed, str(target))
+            report = check(fs, read_docs(fs, observed=observed), observed, str(target))
         findings = gate_findings(report.findings, plan.private)
         result = BuildReport(config, target, dry_run, results, rules, findings, figures, warnings=_unused(config, rules, map_keys, results) + _rai_unset(config), digest=report.digest)
         if dry_run:

@@ -246,16 +246,21 @@ def test_each_code_is_produced(code: str, kit: Path, template_kit: Path, tmp_pat
 
 @pytest.mark.parametrize("code", sorted(SCENARIOS))
 def test_builds_reading_of_its_staged_kit_finds_what_verify_finds(code: str, kit: Path, template_kit: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # build checks its staged kit with read_docs(observed=True): index.json's bytes let go once
-    # checked, and a listing without sizes. The findings must be verify's, for every break.
+    # build checks its staged kit with read_docs(observed=...): index.json's bytes let go once
+    # checked, a listing without sizes, and each entry's strings shared with the file's
+    # observation. The findings must be verify's, for every break.
     target = copy_kit(template_kit if code == "KB602" else kit, tmp_path / "kit")
     SCENARIOS[code](target, monkeypatch)
     want = verify(target, jobs=1)
     with FolderKit(target) as fs:
         docs = read_docs(fs)
         observed = observe_kit(fs, docs, plan_for(docs), 1, SILENT)
-        built = read_docs(fs, observed=True)
+        built = read_docs(fs, observed=observed)
         assert built.index.data is None and built.index.digest == kit_digest((target / "index.json").read_bytes())
+        assert built.entries == docs.entries
+        # (Where index.json is laid out as a build writes it, as it always is in a build.)
+        shared = [e for e in built.entries if e["path"] in observed and e["sha256"] == observed[e["path"]].sha256] if built.index.canonical else []
+        assert all(e["path"] is observed[e["path"]].path and e["sha256"] is observed[e["path"]].sha256 for e in shared)
         assert {p: m.kind for p, m in built.members.items()} == {p: m.kind for p, m in docs.members.items()}
         report = check(fs, built, observed, str(target))
     assert report.findings == want.findings
