@@ -279,6 +279,21 @@ def _as_printed(path: str) -> str:
     return path
 
 
+# The operating system's own folders: a path under one that names nothing in the bench (a
+# traceback's '/usr/lib/python3.11/site.py', 'C:\Windows\System32') names no person or
+# machine, and the leak gate passes it; init proposes no map entry for it.
+_SYSTEM_ROOTS = frozenset({"usr", "bin", "sbin", "lib", "lib32", "lib64", "etc", "proc", "sys", "dev"})
+_WINDOWS_SYSTEM = frozenset({"windows", "programdata"})
+
+
+def _system(path: str) -> bool:
+    parts = path.split("/")
+    if len(parts) > 2 and len(parts[1]) == 2 and parts[1][1] == ":":
+        return parts[2].lower() in _WINDOWS_SYSTEM
+    # (FreeBSD's home folders are under /usr/home.)
+    return len(parts) > 1 and parts[1] in _SYSTEM_ROOTS and parts[1:3] != ["usr", "home"]
+
+
 def _under(path: str, prefix: str) -> bool:
     """Whether ``path`` is ``prefix`` or lies below it, at a path boundary."""
     return path == prefix or path.startswith(prefix.rstrip("/") + "/")
@@ -427,7 +442,7 @@ def scan_bench(paths: Iterable[str | os.PathLike[str]]) -> BenchScan:
             longest = max(covering, key=len)
             maps[longest].printed.update(printed_paths[p])
             maps[longest].examples.append(p)
-        else:
+        elif not _system(p):
             still[p] = n
     for prefix, members in _group_unresolved(still, own + list(maps)).items():
         mapping = maps.setdefault(prefix, MapProposal(prefix, None))

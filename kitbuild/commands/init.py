@@ -177,7 +177,7 @@ def starter_config(scan: BenchScan, config_dir: Path, date: str, leaks: Sequence
     lines.append("rules:")
     if not scan.maps and not scan.own_printed:
         # A rule that fires nowhere is reported by every build (KB906): proposed only when needed.
-        lines.append("  # - use: record-path-to-kit-path  # no record prints an absolute path: add it if one ever does")
+        lines.append("  # - use: record-path-to-kit-path  # no record prints a path to map (a system one, /usr/…, needs none): add it if one ever does")
     else:
         lines.append("  - use: record-path-to-kit-path")
     if scan.maps:

@@ -36,7 +36,7 @@ def test_a_bench_with_nothing_private_builds_at_once_with_no_warning(bench, cli)
         "next: read kit.yaml (a licence and each folder's 'about' are yours to add), then run 'kitbuild build --dry-run kit.yaml'")
     text = (bench / "kit.yaml").read_text()
     # No rule that would fire nowhere (every build would warn about it, KB906).
-    assert "  # - use: record-path-to-kit-path  # no record prints an absolute path: add it if one ever does\n" in text
+    assert "  # - use: record-path-to-kit-path  # no record prints a path to map (a system one, /usr/…, needs none): add it if one ever does\n" in text
     result = cli("build")
     assert result.exit_code == 0, result.stderr
     assert "warning" not in result.stdout

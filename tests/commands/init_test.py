@@ -300,6 +300,19 @@ def test_a_path_is_found_where_the_rules_read_one(tmp_path: Path) -> None:
     assert {"/data/u7/old", "/data/u8/runs/lme", "/srv/u9/lme", "/srv/u10/lme", "/srv/u11/lme"} <= prefixes
 
 
+def test_a_system_path_that_names_nothing_here_is_not_proposed(tmp_path: Path) -> None:
+    # A traceback's paths name no person or machine, and the gate passes them: no entry to fill
+    # in. Another path outside the bench still is one, and a system path that names a file here
+    # stands for its folder like any other.
+    root = small_bench(tmp_path / "b")
+    printed = ["/usr/lib/python3.11/site.py", "/lib64/ld-linux.so.2", "/etc/ssl/certs/ca.pem", "C:\\Windows\\System32\\kernel32.dll",
+               "c:/programdata/tool/x.cfg", "/opt/tool/bin/run", "/usr/local/u7/lme/a0/run/rows.ndjson", "/usr/home/ada/notes/x.txt"]
+    (root / "ls/tb.json").write_text(json.dumps({"trace": printed}) + "\n")
+    prefixes = {m.prefix: m.kit_path for m in scan_bench([root / "lme", root / "ls"]).maps}
+    assert "/opt/tool/bin" in prefixes and "/usr/home/ada/notes" in prefixes and prefixes["/usr/local/u7/lme"] == "lme"
+    assert not any(p.startswith(("/usr/lib", "/lib64", "/etc", "C:", "c:")) for p in prefixes), prefixes
+
+
 def test_a_windows_path_is_proposed_as_the_key_a_map_takes(tmp_path: Path) -> None:
     # As written, as JSON writes it (each '\' doubled) and with '/': each resolves by the files it
     # names like a POSIX path, and the proposal is the Windows key the path rule matches all three by.
