@@ -18,7 +18,7 @@ from kitbuild.errors import ConfigError
 # Mounts under which the folder after the mount is a person's name. (/data, /srv, /work and the
 # like hold project folders: "records" under /data is no one's name, and looking for it would stop
 # every build on kitbuild's own pages.)
-_OWNED = ("home", "Users", "scratch")
+_OWNED = ("home", "Users", "scratch", "usr/home")  # (FreeBSD's home folders are under /usr/home)
 # (and a Windows drive's Users folder, as a map key may name it: 'C:\\Users\\ada\\runs')
 _OWNER = re.compile(r"^(?:/(?:" + "|".join(_OWNED) + r")/|[A-Za-z]:[\\/]Users[\\/])([^/\\]+)")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")

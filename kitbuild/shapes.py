@@ -43,7 +43,7 @@ _PATH_START = (
 # systems allow; a longer run still fires on its first 255), never ending in '.', which closes
 # a sentence far more often than it ends a folder's name ('see /data/runs.').
 _NAME = rb"[A-Za-z0-9_.~+@%!$\x80-\xff-]{0,254}[A-Za-z0-9_~+@%!$\x80-\xff-]"
-_MOUNTS = ("home", "Users", "root", "mnt", "scratch", "data", "srv", "work", "nfs", "gpfs", "lustre", "net")
+_MOUNTS = ("home", "Users", "root", "mnt", "scratch", "data", "srv", "work", "nfs", "gpfs", "lustre", "net", "usr/home")
 # '/tmp' is left out on purpose: it names no person or machine, and records print it often.
 
 _EMAIL_LOCAL = rb"A-Za-z0-9._%+-"
@@ -74,7 +74,7 @@ class Shape:
 def _mount(mount: str) -> Shape:
     # '/home//ada' and '/home/./ada' are /home/ada.
     pattern = _PATH_START + b"/" + mount.encode() + rb"/(?:/|\./)*" + _NAME
-    return Shape("KB501", f"a private path (/{mount}/…)", re.compile(pattern), path=True, home=mount in ("home", "Users"))
+    return Shape("KB501", f"a private path (/{mount}/…)", re.compile(pattern), path=True, home=mount in ("home", "Users", "usr/home"))
 
 
 _SHAPES_BY_MOUNT = {mount: _mount(mount) for mount in _MOUNTS}

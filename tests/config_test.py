@@ -82,6 +82,15 @@ def test_private_strings_name_map_keys_and_box_names_with_safe_descriptions(benc
         assert key not in what
 
 
+@pytest.mark.parametrize("key", ["/home/ada/lme", "/Users/ada/lme", "/scratch/ada/lme", "/usr/home/ada/lme", "C:\\Users\\ada\\lme"])
+def test_the_owner_of_a_home_folder_a_map_key_names_is_private(bench, make_files, write_kit, key):
+    make_files(bench, {"src": {}})
+    write_kit(bench, sources=[{"path": "src", "as": "run"}], rules=[{"use": "record-path-to-kit-path", "with": {"map": {key: "lme"}}}])
+    from kitbuild.private import private_strings
+
+    assert private_strings(load_config("kit.yaml")).get("ada", "").startswith("the owner's name in ")
+
+
 def test_public_holds_nothing_private(bench, make_files, write_kit):
     make_files(bench, {"src": {}})
     write_kit(bench, text=config_text("sources:\n  - {path: src, as: run, about: the run}\n"))

@@ -233,7 +233,7 @@ def test_a_path_fires_anywhere_as_plain_text():
 
 # -- generic shapes ----------------------------------------------------------------------------
 
-MOUNTS = ["home", "Users", "root", "mnt", "scratch", "data", "srv", "work", "nfs", "gpfs", "lustre", "net"]
+MOUNTS = ["home", "Users", "root", "mnt", "scratch", "data", "srv", "work", "nfs", "gpfs", "lustre", "net", "usr/home"]
 
 
 @pytest.mark.parametrize("mount", MOUNTS)
@@ -293,6 +293,7 @@ def test_a_path_shape_starts_at_a_boundary(data, at):
         b"/rooted/a",
         b"/mntx/a",
         b"/usr/lib/python3",
+        b"/usr/homebrew/x",  # not FreeBSD's /usr/home
         b"/tmp/x",  # /tmp names no person or machine
         b"/data/.",
         b"file:///",
