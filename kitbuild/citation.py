@@ -17,8 +17,6 @@ from typing import Any, Mapping
 
 import orjson
 
-from kitbuild.index import CITATION
-
 CFF_VERSION = "1.2.0"
 # A licence CITATION.cff may name is an SPDX identifier; any other text is left out of the file.
 _SPDX = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+-]*")

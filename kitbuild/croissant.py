@@ -23,7 +23,6 @@ import orjson
 
 from kitbuild.citation import authors, bibtex, display_name
 from kitbuild.hashing import HEADS
-from kitbuild.index import CROISSANT
 from kitbuild.jsonfile import dump_json_pieces
 from kitbuild.resources import schema_path
 

@@ -20,7 +20,7 @@ import orjson
 from kitbuild import index as kit_index
 from kitbuild.findings import Finding
 from kitbuild.jsonfile import dump_json, load_json_pieces
-from kitbuild.kitfs import FILE, KitFS, Member, MemberError, NotAKitError
+from kitbuild.kitfs import KitFS, Member, MemberError, NotAKitError
 from kitbuild.schema import key_path, keys_out_of_order, load_schema, schema_errors
 
 TEMPLATE_LIMIT = 1 << 20
@@ -179,7 +179,7 @@ def _read(fs: KitFS, path: str, required: bool, unreadable: list[str] | None = N
 def _shared_with(observed: Mapping[str, Any]) -> Callable[[list[Any]], None]:
     """What makes each entry's path and sha256, as a block of index.json is parsed, the very
     strings of the file's observation, where they are equal: a build holds both at its peak
-    (100,000 files: 16 MB less)."""
+    (100,000 files: 19 MiB less)."""
 
     def share(entries: list[Any]) -> None:
         for entry in entries:

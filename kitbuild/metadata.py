@@ -15,10 +15,11 @@ import hashlib
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
 from kitbuild import index as kit_index
-from kitbuild.citation import CITATION, citation_cff
-from kitbuild.croissant import BOUNDED_SINCE, BYTES_READ, CROISSANT, EARLIER_READ, RECORDS_READ, croissant_chunks
+from kitbuild.citation import citation_cff
+from kitbuild.croissant import BOUNDED_SINCE, BYTES_READ, EARLIER_READ, RECORDS_READ, croissant_chunks
 from kitbuild.findings import Finding
 from kitbuild.hashing import HEADS
+from kitbuild.index import CITATION, CROISSANT
 from kitbuild.kitdocs import KitDocs, first_difference
 from kitbuild.kitfs import KitFS, MemberError
 
@@ -129,7 +130,7 @@ def check_metadata(fs: KitFS, docs: KitDocs, listed: Mapping[str, Mapping[str, A
         found = _compare(fs, CROISSANT, write_croissant(provenance, list(listed.values()), index["provenance"], fs, observed, changed), on_disk, "croissant.json", hashed_by_pass(observed, CROISSANT))
     # A tabular file whose first bytes, read for its RecordSet, are not the ones the pass hashed:
     # croissant.json is not judged by them (a server that answers twice, a writer on the disk).
-    findings += [Finding("KB605", path, f"changed while the kit was checked: croissant.json's RecordSet for it reads its first bytes, and these are not the bytes hashed when it was first read; check the kit again") for path in dict.fromkeys(changed)]
+    findings += [Finding("KB605", path, "changed while the kit was checked: croissant.json's RecordSet for it reads its first bytes, and these are not the bytes hashed when it was first read; check the kit again") for path in dict.fromkeys(changed)]
     findings += found
     if found and CROISSANT in on_disk:
         # The bytes kitbuild writes hold index.json's sha256 and size for each file: a

@@ -131,9 +131,6 @@ def _describe(error: jsonschema.ValidationError) -> str:
     # jsonschema's own text echoes the offending value, which may be a private path; name the
     # rule that failed instead and keep the value out of logs.
     validator = error.validator
-    # jsonschema types the failing subschema as Mapping | bool | unset; only a mapping can carry
-    # the keywords below, and a bare True/False schema yields no such error.
-    schema = error.schema if isinstance(error.schema, Mapping) else {}
     if validator == "additionalProperties":
         extra, allowed = _unknown_keys(error)
         shown = ", ".join(repr(e) for e in sorted(extra, key=str))

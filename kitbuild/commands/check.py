@@ -27,7 +27,7 @@ from kitbuild.lines import blocks_of, locate
 from kitbuild.observe import Plan
 from kitbuild.private import private_strings
 from kitbuild.progress import SILENT, Progress
-from kitbuild.formats import findings_document, json_text
+from kitbuild.formats import findings_document
 from kitbuild.verify_report import VerifyReport, plural as _plural, verify_document, verify_text
 
 DIFF_LINES = 20
