@@ -83,9 +83,9 @@ _WINDOWS = Shape(
     "a private path (C:\\Users\\…)",
     # A JSON encoder doubles each backslash; forward slashes are a Windows path too. A drive letter
     # starts a path after anything: no word or POSIX path runs on into 'C:\\Users\\', so
-    # 'run10C:\\Users\\ada' and 'earlierC:\\Users\\ada' (a rewritten path glued to it) name ada's.
+    # 'run10C:\\Users\\ada', 'éC:\\Users\\ada' and 'earlierC:\\Users\\ada' (a rewritten path glued
+    # to it) name ada's. So it is no 'path' shape, which a letter before it would stop.
     re.compile(rb"[A-Za-z]:(?:\\\\|\\|/)(?:Users|users|USERS)(?:\\\\|\\|/)" + _NAME),
-    path=True,
 )
 _FILE_URL = Shape("KB501", "a file:// URL", re.compile(rb"(?<![A-Za-z0-9_.~+-])(?:file|FILE)://" + rb"/?" + _NAME))
 EMAIL = Shape(

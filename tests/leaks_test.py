@@ -252,6 +252,7 @@ def test_a_path_under_each_private_mount_is_a_shape(mount):
         (b"run10C:\\Users\\ada", "a private path (C:\\Users\\…)"),  # glued to what came before it: no path runs on into a drive
         (b"x_D:/Users/ada", "a private path (C:\\Users\\…)"),
         (b"earlierC:\\Users\\ada", "a private path (C:\\Users\\…)"),  # a rewritten path run into it
+        ("éC:\\Users\\ada".encode(), "a private path (C:\\Users\\…)"),  # after a letter past ASCII too
         (b"file://server/share/x", "a file:// URL"),
         (b"file:///etc/passwd", "a file:// URL"),
     ],
