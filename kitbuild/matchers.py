@@ -81,6 +81,8 @@ def path_spellings(path: str) -> list[str]:
 # How a path's escaped-'/' and percent-encoded spellings start: the automaton that holds them
 # reads only data that holds one of these (see Matcher._literal_hits).
 _SPELT_STARTS = ("\\/", "%")
+# A Windows map key ('C:\\Users\\ada'), as the config's schema takes one.
+_DRIVE = re.compile(r"[A-Za-z]:\\")
 
 
 def _escape_ends(data: bytes, start: int, before: frozenset[int]) -> bool:
@@ -195,9 +197,10 @@ class Matcher:
         self._spelt: ahocorasick_rs.BytesAhoCorasick | None = None  # every spelling (path_spellings)
         self._replacements: list[bytes] = []
         self._dotted: list[bool] = []
+        self._drive: list[bool] = []
 
     def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k not in ("_regex", "_automaton", "_spelt", "_replacements", "_dotted")}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_regex", "_automaton", "_spelt", "_replacements", "_dotted", "_drive")}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -261,7 +264,10 @@ class Matcher:
             # counts the word as written (kitdocs.word_forms).
             self._replacements = [word.encode("utf-8") for _, _, word in spellings]
             self._dotted = [self.primitive == "literal_names" and "." in key for _, key, _ in spellings]
-        bounds, replacements, dotted = _bounds_of(self.primitive), self._replacements, self._dotted
+            # A Windows path starts at its drive letter after anything, as the leak gate reads it
+            # (kitbuild.shapes): no word runs on into 'C:\\Users\\'.
+            self._drive = [self.primitive == "path_prefix" and _DRIVE.match(key) is not None for _, key, _ in spellings]
+        bounds, replacements, dotted, drive = _bounds_of(self.primitive), self._replacements, self._dotted, self._drive
         before, ends, not_ends, end, size = bounds.before, bounds.ends, bounds.not_ends, bounds.end, len(data)
         paths = self.primitive == "path_prefix"
         # A path's other spellings start '\\/' or '%2' (its first '/'): the automaton that holds them
@@ -283,7 +289,7 @@ class Matcher:
             # it ('\\ngpu-b17' in a JSON string); and a full host name may follow a '.' (a host in
             # its domain: 'x.gpu-b17.cluster.example.net').
             first = start
-            if start and data[start - 1] in before and not (escaped_before(data, start) or data[start - 1] == 0x2E and dotted[i] or _escape_ends(data, start, before)):
+            if start and data[start - 1] in before and not (drive[i] or escaped_before(data, start) or data[start - 1] == 0x2E and dotted[i] or _escape_ends(data, start, before)):
                 # A path in a file URL names that path: 'file:///scratch/u7/a' becomes the kit path.
                 if not (paths and data[max(0, start - 7) : start].lower() == b"file://"):
                     continue

@@ -616,6 +616,19 @@ def test_a_windows_path_a_map_entry_names_is_rewritten_in_each_spelling(bench):
     assert verify(bench / "kit").ok
 
 
+def test_a_windows_path_glued_to_the_text_before_it_is_rewritten(bench):
+    # The gate reads a Windows user folder from its drive letter whatever comes before it (no word
+    # runs on into 'C:\Users\'): so does the rule of a map entry that names it.
+    from kitbuild import verify
+
+    windows = "C:\\Users\\ada\\runs\\lme"
+    make_files(bench, {"src": {"notes.txt": f"run10{windows}\\a0\nété{windows.replace(chr(92), '/')}/a1\n"}})
+    write_kit(bench, sources=[{"path": "src", "as": "run"}], rules=[{"use": "record-path-to-kit-path", "with": {"map": {windows: "earlier"}}}])
+    build("kit.yaml")
+    assert (bench / "kit/run/notes.txt").read_text() == "run10earlier\\a0\nétéearlier/a1\n"
+    assert verify(bench / "kit").ok
+
+
 @pytest.mark.parametrize("printed", ["\\/scratch\\/u7\\/runs\\/x", "%2Fscratch%2Fu7%2Fruns%2Fx", "/home/jos\\u00e9/x"])
 def test_a_map_entry_printed_only_in_another_spelling_is_no_typo(bench, cli, printed):
     # JSON's escaped '/', percent-encoding, JSON's ASCII escapes: the rule rewrites the path so,
