@@ -249,12 +249,13 @@ def pointer_at(data: bytes, offset: int, pointers: set[str], page: bool = False)
     does not resolve is not built, and verify reports it. So the leak gate's shapes pass it there."""
     for pointer in pointers:
         for spelt in {pointer.encode(), html.escape(pointer, quote=False).encode()} if page else {orjson.dumps(pointer)}:
-            start = data.find(spelt, max(0, offset - len(spelt) + 1))
-            while 0 <= start <= offset:
+            # (Only an occurrence that holds the offset: the search never reads past it.)
+            start = data.find(spelt, max(0, offset - len(spelt) + 1), offset + len(spelt))
+            while start >= 0:
                 end = start + len(spelt)
-                if offset < end and (not page or (data[start - 1 : start] not in _GOES_ON and data[end : end + 1] not in _GOES_ON)):
+                if not page or (data[start - 1 : start] not in _GOES_ON and data[end : end + 1] not in _GOES_ON):
                     return True
-                start = data.find(spelt, start + 1)
+                start = data.find(spelt, start + 1, offset + len(spelt))
     return False
 
 
